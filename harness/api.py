@@ -1,0 +1,172 @@
+"""The types a plugin author works with: documents, queries, tasks, retrievers, rerankers.
+
+A retriever or reranker is a class with a few class attributes (``name``, ``family``,
+``description``, ``default_params``) and two methods. The harness instantiates it with
+the user's ``--param`` values, so heavy imports belong inside the methods, not at the
+top of the plugin module: ``statbench --help`` must stay fast.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, ClassVar, Mapping, Sequence
+
+#: Families shown as filters on the leaderboard.
+FAMILIES = ("lexical", "static", "dense", "late-interaction", "classifier", "reranker")
+
+#: A ranking: (doc id, score) pairs, best first.
+Ranking = list[tuple[str, float]]
+
+
+@dataclass(frozen=True)
+class Document:
+    """One article. ``fields`` holds optional structure (e.g. BSARD's heading path);
+    nothing here may reveal relevance: models see only ids and text."""
+
+    id: str
+    text: str
+    title: str = ""
+    fields: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Query:
+    id: str
+    text: str
+    fields: Mapping[str, str] = field(default_factory=dict)
+
+
+#: qrels: query id -> doc id -> relevance grade (> 0 is relevant).
+Qrels = dict[str, dict[str, int]]
+
+
+@dataclass(frozen=True)
+class Split:
+    """One evaluation unit: a fold of cross-validation or a fixed test split.
+
+    ``train``/``dev`` are what a trainable model may learn from for this split."""
+
+    name: str
+    test: tuple[str, ...]
+    train: tuple[str, ...] = ()
+    dev: tuple[str, ...] = ()
+
+
+@dataclass
+class TaskData:
+    """A loaded task: everything a run needs, plus what loading had to drop."""
+
+    corpus: dict[str, Document]
+    queries: dict[str, Query]
+    qrels: Qrels
+    splits: list[Split]
+    files: list[Path]
+    checksum: str
+    dropped: list[str] = field(default_factory=list)
+    #: Frozen candidate pools for rerank-only tasks: pool name -> query id -> ranking.
+    pools: dict[str, dict[str, Ranking]] = field(default_factory=dict)
+    #: A stop-word list the task's own baselines use (models may ignore it).
+    stopwords: frozenset[str] | None = None
+    #: Per-query attributes for breakdowns, e.g. {"category": {qid: "housing"}}.
+    groups: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A measure as the task reports it: a display name and its ir-measures spelling."""
+
+    label: str
+    ir_measure: str
+
+
+class Task:
+    """Base class for tasks. Subclasses set the class attributes and implement ``load``."""
+
+    name: ClassVar[str]
+    language: ClassVar[str]  # ISO 639-1: "fr", "zh", "en"
+    description: ClassVar[str] = ""
+    measures: ClassVar[tuple[Measure, ...]] = ()
+    #: Published reference figures: model label -> measure label -> value.
+    published: ClassVar[Mapping[str, Mapping[str, float]]] = {}
+    #: Depth of the run written for each query.
+    depth: ClassVar[int] = 1000
+
+    def load(self, data_dir: Path | None, log: logging.Logger) -> TaskData:
+        raise NotImplementedError
+
+
+@dataclass
+class RunContext:
+    """What the harness hands a model at run time."""
+
+    task_name: str
+    language: str
+    #: A directory private to this model configuration and corpus, for indexes etc.
+    cache_dir: Path
+    #: The statbench cache root, for artefacts shared between models (e.g. tokenised corpora).
+    cache_root: Path
+    #: Checksum of the task's data files.
+    data_checksum: str
+    log: logging.Logger
+    stopwords: frozenset[str] | None = None
+    #: ``progress(description, total)`` returns an ``advance(n=1)`` callable.
+    progress: Callable[[str, int | None], Callable[..., None]] = lambda description, total=None: (
+        lambda n=1: None
+    )
+
+
+class _Configurable:
+    name: ClassVar[str]
+    family: ClassVar[str] = "lexical"
+    description: ClassVar[str] = ""
+    #: Parameters and their defaults; ``--param key=value`` values are coerced to these types.
+    default_params: ClassVar[Mapping[str, object]] = {}
+    #: Bump when a change alters outputs, so stale caches are not reused.
+    version: ClassVar[str] = "1"
+
+    def __init__(self, **params):
+        unknown = set(params) - set(self.default_params)
+        if unknown:
+            from .errors import UnknownNameError
+
+            raise UnknownNameError(f"parameter for {self.name}", sorted(unknown)[0], self.default_params)
+        self.params = {**self.default_params, **params}
+
+    def config(self) -> dict:
+        """Everything that determines this model's output (used in cache keys and results)."""
+        return {"name": self.name, "version": self.version, "params": dict(self.params)}
+
+
+class Retriever(_Configurable):
+    """A first-stage retriever: index a corpus once, then search it."""
+
+    #: True if the model learns from each split's training queries (e.g. fine-tuned encoders).
+    trainable: ClassVar[bool] = False
+
+    def index(self, corpus: Sequence[Document], ctx: RunContext) -> None:
+        raise NotImplementedError
+
+    def search(self, queries: Sequence[Query], k: int, ctx: RunContext) -> dict[str, Ranking]:
+        raise NotImplementedError
+
+    def train(self, queries: Sequence[Query], qrels: Qrels, corpus: Sequence[Document], ctx: RunContext) -> None:
+        """Learn from training queries (only called when ``trainable``)."""
+        raise NotImplementedError
+
+
+class Reranker(_Configurable):
+    """Reorders a fixed list of candidates per query."""
+
+    family: ClassVar[str] = "reranker"
+
+    def rerank(
+        self,
+        queries: Sequence[Query],
+        candidates: Mapping[str, Sequence[str]],
+        corpus: Mapping[str, Document],
+        ctx: RunContext,
+    ) -> dict[str, Ranking]:
+        raise NotImplementedError
+

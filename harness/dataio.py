@@ -1,0 +1,77 @@
+"""Readers for task data files that fail with the file, line and field at fault."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Iterator
+
+from .errors import DataFormatError
+
+
+def _open_text(path: Path):
+    try:
+        return open(path, encoding="utf-8", newline="")
+    except FileNotFoundError:
+        raise DataFormatError(path, "file not found") from None
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    with _open_text(path) as handle:
+        lineno = 0
+        try:
+            for lineno, line in enumerate(handle, start=1):
+                yield lineno, line
+        except UnicodeDecodeError as exc:
+            raise DataFormatError(path, f"not valid UTF-8 ({exc.reason})", lineno + 1) from None
+
+
+def require_fields(path: Path, lineno: int, obj: dict, fields) -> None:
+    for name in fields:
+        if name not in obj:
+            raise DataFormatError(path, "missing field", lineno, name)
+
+
+def read_jsonl(path, required=()) -> Iterator[tuple[int, dict]]:
+    """Yield ``(line number, object)``; a truncated or non-object line is an error."""
+    path = Path(path)
+    for lineno, line in _lines(path):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataFormatError(path, f"invalid JSON ({exc.msg} at column {exc.colno})", lineno) from None
+        if not isinstance(obj, dict):
+            raise DataFormatError(path, f"expected a JSON object, found {type(obj).__name__}", lineno)
+        require_fields(path, lineno, obj, required)
+        yield lineno, obj
+
+
+def read_json(path):
+    path = Path(path)
+    with _open_text(path) as handle:
+        try:
+            return json.load(handle)
+        except json.JSONDecodeError as exc:
+            raise DataFormatError(path, f"invalid JSON ({exc.msg} at column {exc.colno})", exc.lineno) from None
+        except UnicodeDecodeError as exc:
+            raise DataFormatError(path, f"not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+
+
+def read_csv(path, required=()) -> Iterator[tuple[int, dict]]:
+    """Yield ``(line number, row)`` from a CSV with a header naming ``required`` columns."""
+    path = Path(path)
+    with _open_text(path) as handle:
+        try:
+            reader = csv.DictReader(handle)
+            missing = [c for c in required if c not in (reader.fieldnames or [])]
+            if missing:
+                raise DataFormatError(path, f"missing column(s) {', '.join(missing)} in header", 1)
+            for row in reader:
+                yield reader.line_num, row
+        except csv.Error as exc:
+            raise DataFormatError(path, f"malformed CSV ({exc})", reader.line_num) from None
+        except UnicodeDecodeError as exc:
+            raise DataFormatError(path, f"not valid UTF-8 ({exc.reason})", reader.line_num + 1) from None

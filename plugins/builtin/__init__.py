@@ -1,0 +1,2 @@
+"""Built-in models. Each module is its own plugin, named by an entry point in the
+``statbench`` group of statbench's pyproject, exactly as a third-party plugin is."""
