@@ -71,6 +71,11 @@ class TaskData:
     stopwords: frozenset[str] | None = None
     #: Per-query attributes for breakdowns, e.g. {"category": {qid: "housing"}}.
     groups: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: Splits of another protocol (e.g. STARD's official train/dev), run only when named
+    #: with ``--split``; a default run evaluates ``splits`` alone.
+    extra_splits: list[Split] = field(default_factory=list)
+    #: Provenance of each frozen pool: pool name -> {"path", "sha256", ...}.
+    pool_info: dict[str, dict] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -124,6 +124,10 @@ def plugins(as_json):
         print_plugins(_console(), registry)
 
 
+# --- commands defined in their own modules (one line each; those modules import lightly) ---
+# (end of contributed commands)
+
+
 def main():
     cli(prog_name="statbench")
 

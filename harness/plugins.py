@@ -14,6 +14,7 @@ Tests register plugins in-process with ``pm.register(obj, name=...)`` and then
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 import traceback
@@ -138,14 +139,25 @@ def get_registry() -> Registry:
     return _registry
 
 
-def reset_registry() -> None:
-    """Forget collected registrations (after ``pm.register`` of an in-process plugin)."""
-    global _registry
+def reset_registry(entry_points: bool = False) -> None:
+    """Forget collected registrations (after ``pm.register`` of an in-process plugin).
+
+    With ``entry_points=True`` the entry-point plugins are unregistered too, so the next
+    :func:`get_registry` discovers them afresh (tests that install fake distributions)."""
+    global _registry, _entry_point_infos
     _registry = None
+    if entry_points and _entry_point_infos is not None:
+        for key in _entry_point_infos:
+            if pm.has_plugin(key):
+                pm.unregister(name=key)
+        _entry_point_infos = None
 
 
 def _build_registry() -> Registry:
-    registry = Registry(plugins=dict(load_entry_points()))
+    # fresh copies: registration errors and names belong to this build, not to the import cache
+    registry = Registry(
+        plugins={key: dataclasses.replace(info, registered={k: [] for k in KINDS}) for key, info in load_entry_points().items()}
+    )
     for kind in KINDS:
         caller = getattr(pm.hook, f"register_{kind}")
         # Each implementation is called on its own so that what it registers can be

@@ -143,7 +143,7 @@ def _timed(timings: dict, key: str, fn):
 def _select_splits(data: TaskData, wanted: list[str] | None, task_name: str) -> list[Split]:
     if not wanted:
         return data.splits
-    by_name = {s.name: s for s in data.splits}
+    by_name = {s.name: s for s in [*data.splits, *data.extra_splits]}
     for name in wanted:
         if name not in by_name:
             raise UnknownNameError(f"split of task {task_name}", name, by_name)
@@ -159,7 +159,8 @@ def _run_split(task, data, split, request, retriever, reranker, timings, cache_h
             "data": data.checksum,
             "split": [split.name, list(split.test), list(split.train) if retriever and retriever.trainable else []],
             "model": retriever.config() if retriever else None,
-            "pool": request.pool,
+            # a rebuilt pool of the same name has another checksum, so stale runs are not reused
+            "pool": [request.pool, data.pool_info.get(request.pool, {}).get("sha256")] if request.pool else None,
             "reranker": reranker.config() if reranker else None,
             "rerank_depth": request.rerank_depth if reranker else None,
             "depth": task.depth,

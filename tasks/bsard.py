@@ -1,0 +1,142 @@
+"""BSARD loader: ``articles_fr.csv`` + ``questions_fr_{train,test}.csv`` (Hugging Face
+``maastrichtlawtech/bsard``).
+
+Each article keeps its legislative structure in ``Document.fields``: the code, the raw
+``description`` (the concatenated headings) and the heading path parsed from it
+(``heading_path`` = code › book › title › chapter › section, plus one field per level found).
+The dev split is carved out of the training questions with a fixed seed (see
+:func:`statbench.splits.carve_dev`), because the G-DSR paper did not publish its ids."""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+
+from statbench import hookimpl
+from statbench.api import Document, Query, Split, TaskData
+from statbench.checksum import files_sha256
+from statbench.dataio import read_csv
+from statbench.errors import DataFormatError
+from statbench.splits import carve_dev
+from statbench.taskdef import DefinedTask
+from statbench.validation import check_qrels_against_corpus
+
+ARTICLE_COLUMNS = ("id", "article", "code", "article_no", "description", "law_type")
+QUESTION_COLUMNS = ("id", "question", "category", "subcategory", "extra_description", "article_ids")
+
+#: Heading keyword -> field name, longest keywords first so "Sous-section" wins over "Section".
+LEVELS = (
+    ("sous-section", "subsection"), ("sous-titre", "subtitle"), ("partie", "part"), ("livre", "book"),
+    ("titre", "title"), ("chapitre", "chapter"), ("section", "section"), ("paragraphe", "paragraph"),
+)
+_KEYWORDS = "|".join(re.escape(k) for k, _ in LEVELS)
+# Split only before a heading keyword: headings themselves contain commas.
+_SPLIT = re.compile(rf"\s*[,;|›]\s*(?=(?:{_KEYWORDS})\b)", re.IGNORECASE)
+PATH_SEPARATOR = " › "
+
+
+def heading_fields(code: str, description: str) -> dict[str, str]:
+    """The structure of one article: ``heading_path`` plus ``book``, ``title``, ... when present."""
+    parts = [p.strip() for p in _SPLIT.split(description.strip())] if description.strip() else []
+    parts = [p for p in parts if p]
+    fields: dict[str, str] = {}
+    for part in parts:
+        lowered = part.lower()
+        for keyword, name in LEVELS:
+            if lowered.startswith(keyword) and name not in fields:
+                fields[name] = part
+                break
+    fields["heading_path"] = PATH_SEPARATOR.join([p for p in (code.strip(), *parts) if p])
+    return fields
+
+
+class Bsard(DefinedTask):
+    definition_file = "bsard.json"
+
+    def load(self, data_dir: Path | None, log: logging.Logger) -> TaskData:
+        files = self.locate_files(data_dir, log)
+        dropped: list[str] = []
+        corpus = read_articles(files["articles_fr.csv"])
+        queries: dict[str, Query] = {}
+        qrels: dict[str, dict[str, int]] = {}
+        categories: dict[str, str] = {}
+        by_file: dict[str, list[str]] = {}
+        for name in ("questions_fr_train.csv", "questions_fr_test.csv"):
+            by_file[name] = read_questions(files[name], queries, qrels, categories, dropped)
+        for name, ids in by_file.items():  # judgements checked file by file, so reports name the file
+            file_queries = {q: queries[q] for q in ids if q in queries}
+            check_qrels_against_corpus({q: qrels[q] for q in file_queries}, corpus, file_queries, files[name], dropped)
+            for qid in [q for q in ids if q in queries and q not in file_queries]:
+                del queries[qid], qrels[qid]
+        for item in dropped:
+            log.warning("dropped: %s", item)
+        spec = self.definition["splits"]
+        # carved from every training id in the file, so that dropping a question elsewhere
+        # never moves the others between train and dev
+        train_all, dev_all = carve_dev(by_file["questions_fr_train.csv"], spec["dev"]["size"], spec["dev"]["of"], spec["seed"])
+        kept = lambda ids: tuple(q for q in ids if q in queries)  # noqa: E731
+        train, dev, test = kept(train_all), kept(dev_all), kept(by_file["questions_fr_test.csv"])
+        return TaskData(
+            corpus=corpus,
+            queries=queries,
+            qrels=qrels,
+            splits=[Split(name="test", test=test, train=train, dev=dev)],
+            extra_splits=[Split(name="dev", test=dev, train=train)],
+            files=list(files.values()),
+            checksum=files_sha256(files.values()),
+            dropped=dropped,
+            groups={"category": {q: c for q, c in categories.items() if q in queries}},
+        )
+
+
+def read_articles(path: Path) -> dict[str, Document]:
+    corpus: dict[str, Document] = {}
+    first_line: dict[str, int] = {}
+    for lineno, row in read_csv(path, required=ARTICLE_COLUMNS):
+        doc_id = (row["id"] or "").strip()
+        if not doc_id:
+            raise DataFormatError(path, "empty article id", lineno, "id")
+        if doc_id in corpus:
+            raise DataFormatError(
+                path, f"duplicate article id {doc_id!r} (first on line {first_line[doc_id]})", lineno, "id"
+            )
+        code, number = (row["code"] or "").strip(), (row["article_no"] or "").strip()
+        description = (row["description"] or "").strip()
+        fields = {
+            "code": code,
+            "article_no": number,
+            "law_type": (row["law_type"] or "").strip(),
+            "description": description,
+            **heading_fields(code, description),
+        }
+        title = f"{code}, art. {number}" if code and number else code or number
+        corpus[doc_id] = Document(id=doc_id, text=(row["article"] or "").strip(), title=title, fields=fields)
+        first_line[doc_id] = lineno
+    return corpus
+
+
+def read_questions(path: Path, queries, qrels, categories, dropped: list[str]) -> list[str]:
+    """Add one file's questions; returns its question ids in file order (empty ones included)."""
+    ids: list[str] = []
+    for lineno, row in read_csv(path, required=QUESTION_COLUMNS):
+        qid = (row["id"] or "").strip()
+        if not qid:
+            raise DataFormatError(path, "empty question id", lineno, "id")
+        if qid in queries or qid in ids:
+            raise DataFormatError(path, f"duplicate question id {qid!r}", lineno, "id")
+        ids.append(qid)
+        text = (row["question"] or "").strip()
+        if not text:
+            dropped.append(f"{path.name} line {lineno}: question {qid} is empty")
+            continue
+        fields = {k: (row[k] or "").strip() for k in ("category", "subcategory", "extra_description")}
+        queries[qid] = Query(id=qid, text=text, fields=fields)
+        qrels[qid] = {a.strip(): 1 for a in (row["article_ids"] or "").split(",") if a.strip()}
+        categories[qid] = fields["category"] or "(none)"
+    return ids
+
+
+@hookimpl
+def register_tasks(register):
+    register(Bsard)
