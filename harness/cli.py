@@ -125,6 +125,12 @@ def plugins(as_json):
 
 
 # --- commands defined in their own modules (one line each; those modules import lightly) ---
+from .pool_cli import pool as _pool  # noqa: E402
+cli.add_command(_pool)
+from .compare_cli import compare as _compare  # noqa: E402
+cli.add_command(_compare)
+from .leaderboard.cli import leaderboard as _leaderboard  # noqa: E402
+cli.add_command(_leaderboard)
 # (end of contributed commands)
 
 

@@ -12,19 +12,32 @@ from .errors import DataFormatError
 
 def _open_text(path: Path):
     try:
-        return open(path, encoding="utf-8", newline="")
+        return open(path, encoding="utf-8-sig", newline="")  # a leading BOM is not data
     except FileNotFoundError:
         raise DataFormatError(path, "file not found") from None
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    with _open_text(path) as handle:
-        lineno = 0
-        try:
-            for lineno, line in enumerate(handle, start=1):
-                yield lineno, line
-        except UnicodeDecodeError as exc:
-            raise DataFormatError(path, f"not valid UTF-8 ({exc.reason})", lineno + 1) from None
+    """Decode line by line, so that a bad byte is reported on its own line (a text-mode
+    file decodes in blocks and would fail lines too early)."""
+    try:
+        handle = open(path, "rb")
+    except FileNotFoundError:
+        raise DataFormatError(path, "file not found") from None
+    with handle:
+        for lineno, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataFormatError(path, f"not valid UTF-8 ({exc.reason} at byte {exc.start} of the line)", lineno) from None
+            if lineno == 1:
+                line = line.removeprefix("\ufeff")  # a leading BOM is not data
+            yield lineno, line
+
+
+def read_lines(path) -> Iterator[tuple[int, str]]:
+    """Yield ``(line number, line)`` of a UTF-8 text file; bad encoding names the line."""
+    yield from _lines(Path(path))
 
 
 def require_fields(path: Path, lineno: int, obj: dict, fields) -> None:
@@ -63,15 +76,12 @@ def read_json(path):
 def read_csv(path, required=()) -> Iterator[tuple[int, dict]]:
     """Yield ``(line number, row)`` from a CSV with a header naming ``required`` columns."""
     path = Path(path)
-    with _open_text(path) as handle:
-        try:
-            reader = csv.DictReader(handle)
-            missing = [c for c in required if c not in (reader.fieldnames or [])]
-            if missing:
-                raise DataFormatError(path, f"missing column(s) {', '.join(missing)} in header", 1)
-            for row in reader:
-                yield reader.line_num, row
-        except csv.Error as exc:
-            raise DataFormatError(path, f"malformed CSV ({exc})", reader.line_num) from None
-        except UnicodeDecodeError as exc:
-            raise DataFormatError(path, f"not valid UTF-8 ({exc.reason})", reader.line_num + 1) from None
+    reader = csv.DictReader(line for _, line in _lines(path))
+    try:
+        missing = [c for c in required if c not in (reader.fieldnames or [])]
+        if missing:
+            raise DataFormatError(path, f"missing column(s) {', '.join(missing)} in header", 1)
+        for row in reader:
+            yield reader.line_num, row
+    except csv.Error as exc:
+        raise DataFormatError(path, f"malformed CSV ({exc})", reader.line_num) from None

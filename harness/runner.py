@@ -114,6 +114,9 @@ def execute(request: RunRequest, log: logging.Logger, progress) -> RunOutcome:
         )
         results["timings"] = {k: round(v, 4) for k, v in timings.items()}
         results["cache"] = cache_hits
+        throughput = _throughput(retriever, reranker)
+        if throughput:
+            results["throughput"] = throughput
         write_run(run_path, rankings, tag)
         # the judgements as evaluated, so `ir_measures qrels.trec run.trec ...` reproduces every figure
         write_qrels(out_dir / "qrels.trec", {q: data.qrels[q] for s in splits for q in s.test if q in data.qrels})
@@ -123,6 +126,17 @@ def execute(request: RunRequest, log: logging.Logger, progress) -> RunOutcome:
         return RunOutcome(results=results, results_path=results_path, run_path=run_path)
     finally:
         log.removeHandler(collector)
+
+
+def _throughput(*models) -> dict[str, float]:
+    """Numbers a model chose to report (e.g. passages encoded per second) via an optional
+    ``stats`` dict attribute; non-negative numbers only, as the results schema requires."""
+    out: dict[str, float] = {}
+    for model in models:
+        for key, value in (getattr(model, "stats", None) or {}).items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+                out[str(key)] = round(float(value), 4)
+    return out
 
 
 def _instantiate(entry: Registered, params):

@@ -34,12 +34,13 @@ def print_registry(console, registry, what: str) -> None:
     from rich.table import Table
 
     if what in ("tasks", "all"):
-        table = Table(title="tasks")
-        for column in ("name", "language", "description", "measures", "plugin"):
+        table = Table(title="tasks", caption="* run only when named: --split NAME")
+        for column in ("name", "language", "description", "splits (queries)", "measures", "plugin"):
             table.add_column(column)
         for name, entry in sorted(registry.tasks.items()):
             cls = entry.cls
-            table.add_row(name, cls.language, cls.description, ", ".join(m.label for m in cls.measures), entry.plugin.name)
+            table.add_row(name, cls.language, cls.description, _declared_splits(cls),
+                          ", ".join(m.label for m in cls.measures), entry.plugin.name)
         console.print(table)
     if what in ("models", "all"):
         table = Table(title="models")
@@ -52,6 +53,23 @@ def print_registry(console, registry, what: str) -> None:
                 table.add_row(name, kind[:-1], cls.family, cls.description, params, entry.plugin.name)
         console.print(table)
     report_plugin_errors(console, registry)
+
+
+def _declared_splits(cls) -> str:
+    """Splits and sizes as the task definition declares them (nothing is loaded): default
+    splits plain, ``--split``-only ones marked ``*``, then the corpus size and pools."""
+    spec = getattr(cls, "definition", {}).get("splits", {})
+    subsets, optional = spec.get("subsets", {}), set(spec.get("optional", []))
+    default = spec.get("default", list(subsets))
+    shown = [f"{s} ({subsets[s]})" for s in default if s in subsets]
+    shown += [f"{s}* ({n})" for s, n in subsets.items() if s in optional]
+    shown += [f"{s}: training only ({n})" for s, n in subsets.items() if s not in optional and s not in default]
+    if spec.get("corpus_size"):
+        shown.append(f"corpus {spec['corpus_size']:,}")
+    pools = list(getattr(cls, "definition", {}).get("pools", {}))
+    if pools:
+        shown.append("pools " + ", ".join(pools))
+    return "\n".join(shown)
 
 
 def print_plugins(console, registry) -> None:

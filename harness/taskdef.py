@@ -53,16 +53,21 @@ class DefinedTask(Task):
             cls.measures = tuple(Measure(m["label"], m["ir_measure"]) for m in d["measures"])
             cls.published = {k: v["scores"] for k, v in d.get("published", {}).items()}
 
-    def locate_files(self, data_dir: Path | None, log: logging.Logger) -> dict[str, Path]:
+    def data_folder(self, data_dir: Path | None) -> Path:
+        """``data_dir`` when given, else this task's folder in the data cache."""
+        return Path(data_dir) if data_dir is not None else data_root() / self.name
+
+    def locate_files(self, data_dir: Path | None, log: logging.Logger, download: bool = True) -> dict[str, Path]:
         """Find each declared file under ``data_dir`` (or the data cache, downloading
-        what is missing). Missing files raise one error saying what to fetch and where."""
+        what is missing unless ``download`` is false). Missing files raise one error
+        saying what to fetch and where."""
         explicit = data_dir is not None
-        root = Path(data_dir) if explicit else data_root() / self.name
+        root = self.data_folder(data_dir)
         found: dict[str, Path] = {}
         missing: list[dict] = []
         for spec in self.definition["files"]:
             path = next((root / loc for loc in spec["locations"] if (root / loc).is_file()), None)
-            if path is None and not explicit and spec.get("url"):
+            if path is None and not explicit and download and spec.get("url"):
                 path = self._download(spec, root, log)
             if path is not None:
                 found[spec["name"]] = path
@@ -92,6 +97,15 @@ class DefinedTask(Task):
         hint = "--data-dir" if explicit else f"--data-dir DIR or ${DATA_ENV}"
         lines.append(f"  (offline: put the files in a folder and pass {hint})")
         return "\n".join(lines)
+
+    def file_specs(self, names) -> list[dict]:
+        by_name = {spec["name"]: spec for spec in self.definition["files"]}
+        return [by_name[n] for n in names]
+
+    @classmethod
+    def split_counts(cls) -> dict[str, int]:
+        """Query subsets and their declared sizes (from the definition; nothing is loaded)."""
+        return dict(cls.definition.get("splits", {}).get("subsets", {}))
 
     def load(self, data_dir: Path | None, log: logging.Logger) -> TaskData:
         raise NotImplementedError

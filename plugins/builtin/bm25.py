@@ -1,11 +1,15 @@
-"""BM25 on bm25s (sparse-matrix BM25 in pure Python), with per-language analysis.
+"""BM25 with two backends: bm25s (embedded, the default) and Lucene (``backend=lucene``).
+
+bm25s is sparse-matrix BM25 in pure Python over statbench's analyzers (analysis.py);
+the Lucene backend indexes with Anserini through pyserini (lucene.py) and Lucene's own
+language analyzer, or statbench's tokens with ``analyzer=statbench``.
 
 Named presets reproduce the papers' settings: ``--param preset=bsard`` (k1=1.0, b=0.6),
 ``--param preset=gdsr`` (k1=2.5, b=0.2); explicit k1/b override a preset."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import ClassVar, Sequence
 
 from statbench import hookimpl
 from statbench.api import Document, Query, Ranking, Retriever, RunContext
@@ -13,11 +17,15 @@ from statbench.errors import StatbenchError
 
 from .analysis import Analyzer, tokenize_corpus
 
+ANALYZERS = ("default", "statbench")
 PRESETS = {"default": {}, "bsard": {"k1": 1.0, "b": 0.6}, "gdsr": {"k1": 2.5, "b": 0.2}, "pyserini": {"k1": 0.9, "b": 0.4}}
 
 
 class LexicalRetriever(Retriever):
     """Shared plumbing: analyse the corpus (cached), index, analyse queries, search."""
+
+    #: Values of the ``backend`` parameter, the embedded one first (empty: no such parameter).
+    backends: ClassVar[tuple[str, ...]] = ()
 
     def analyzer(self, ctx: RunContext) -> Analyzer:
         return Analyzer(ctx.language, stopwords=ctx.stopwords)
@@ -28,22 +36,54 @@ class LexicalRetriever(Retriever):
             ctx.data_checksum, ctx.progress,
         )
 
+    # --- the Lucene backend, shared by BM25 and QL -------------------------------------
+
+    def check_backend(self) -> None:
+        for key, valid in (("backend", self.backends), ("analyzer", ANALYZERS)):
+            if key in self.params and self.params[key] not in valid:
+                raise StatbenchError(f"unknown {key} {self.params[key]!r} for {self.name}; valid choices: {', '.join(valid)}")
+
+    @property
+    def uses_lucene(self) -> bool:
+        return self.params.get("backend") == "lucene"
+
+    def lucene_index(self, corpus: Sequence[Document], ctx: RunContext) -> None:
+        from .lucene import LuceneIndex
+
+        self._lucene = LuceneIndex(ctx.cache_dir, ctx.language)
+        self._lucene_pretokenized = self.params.get("analyzer") == "statbench"
+        tokens = self.tokens(corpus, ctx) if self._lucene_pretokenized else None
+        self._lucene.build(corpus, ctx, pretokenized=tokens)
+
+    def lucene_search(self, queries: Sequence[Query], k: int, ctx: RunContext, similarity: str, **params):
+        searcher = self._lucene.searcher(similarity, **params)
+        texts = None
+        if self._lucene_pretokenized:
+            analyzer = self.analyzer(ctx)
+            texts = [" ".join(analyzer(q.text)) for q in queries]
+        return self._lucene.search(searcher, queries, k, texts)
+
 
 class BM25(LexicalRetriever):
     name = "bm25"
     family = "lexical"
-    description = "BM25 (bm25s; Lucene scoring variant); presets: bsard, gdsr, pyserini"
-    default_params = {"k1": 1.2, "b": 0.75, "preset": "default", "method": "lucene"}
+    backends = ("bm25s", "lucene")
+    description = "BM25 (bm25s, or Lucene with backend=lucene); presets: bsard, gdsr, pyserini"
+    default_params = {"k1": 1.2, "b": 0.75, "preset": "default", "method": "lucene", "backend": "bm25s",
+                      "analyzer": "default"}
 
     def __init__(self, **params):
         preset = params.get("preset", "default")
         if preset not in PRESETS:
             raise StatbenchError(f"unknown preset {preset!r} for bm25; valid choices: {', '.join(PRESETS)}")
         super().__init__(**{**PRESETS[preset], **params})
+        self.check_backend()
         self._model = None
         self._doc_ids: list[str] = []
 
     def index(self, corpus: Sequence[Document], ctx: RunContext) -> None:
+        if self.uses_lucene:
+            return self.lucene_index(corpus, ctx)
         import bm25s
 
         self._doc_ids = [d.id for d in corpus]
@@ -61,6 +101,8 @@ class BM25(LexicalRetriever):
         self._model = model
 
     def search(self, queries: Sequence[Query], k: int, ctx: RunContext) -> dict[str, Ranking]:
+        if self.uses_lucene:
+            return self.lucene_search(queries, k, ctx, "bm25", k1=self.params["k1"], b=self.params["b"])
         analyzer = self.analyzer(ctx)
         vocab = self._model.vocab_dict
         k = min(k, len(self._doc_ids))

@@ -4,7 +4,10 @@ Rank-equivalent form, summed over the query terms found in the corpus::
 
     score(q, d) = sum_t c(t,q) * log(1 + tf(t,d) / (mu * p(t|C))) + |q| * log(mu / (|d| + mu))
 
-Documents sharing no term with the query are not ranked (as in Lucene)."""
+Documents sharing no term with the query are not ranked (as in Lucene).
+
+``--param backend=lucene`` uses Lucene's LMDirichletSimilarity instead (see lucene.py),
+which clamps each term's contribution at 0 (an Anserini/Lucene detail)."""
 
 from __future__ import annotations
 
@@ -19,10 +22,18 @@ from .bm25 import LexicalRetriever
 class QueryLikelihood(LexicalRetriever):
     name = "ql"
     family = "lexical"
-    description = "Query likelihood, Dirichlet smoothing (mu configurable)"
-    default_params = {"mu": 1000.0}
+    description = "Query likelihood, Dirichlet smoothing (mu configurable; backend=lucene for Lucene's)"
+    default_params = {"mu": 1000.0, "backend": "native", "analyzer": "default"}
+
+    backends = ("native", "lucene")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.check_backend()
 
     def index(self, corpus: Sequence[Document], ctx: RunContext) -> None:
+        if self.uses_lucene:
+            return self.lucene_index(corpus, ctx)
         import numpy as np
         import scipy.sparse as sp
 
@@ -64,6 +75,8 @@ class QueryLikelihood(LexicalRetriever):
             )
 
     def search(self, queries: Sequence[Query], k: int, ctx: RunContext) -> dict[str, Ranking]:
+        if self.uses_lucene:
+            return self.lucene_search(queries, k, ctx, "qld", mu=self.params["mu"])
         import numpy as np
 
         analyzer = self.analyzer(ctx)

@@ -1,0 +1,205 @@
+"""BM25 speed: bm25s (embedded) vs Lucene (pyserini/Anserini) vs rank-bm25, on one corpus.
+
+Each backend runs in its own subprocess (so peak memory is its own, and the JVM starts
+cold), timing: start-up (imports, JVM), analysis (statbench's analyzer for the embedded
+backends; Lucene analyses inside indexing), indexing, and searching every query (top 100).
+rank-bm25 scores documents in a Python loop, so it searches a sample of queries and its
+full search time is extrapolated (marked ~). Results go to a markdown table with ratios.
+
+    python bench/lexical_speed.py --task stard --data-dir /work/shared/data/stard \\
+        --output bench/results/lexical_speed.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BACKENDS = ("bm25s", "lucene", "rank-bm25")
+K = 100
+
+
+def worker(backend: str, task_name: str, data_dir: str, sample: int) -> dict:
+    t0 = time.perf_counter()
+    from statbench.plugins import get_registry
+
+    task = get_registry().get("tasks", task_name).cls()
+    data = task.load(Path(data_dir), logging.getLogger("bench"))
+    corpus = list(data.corpus.values())
+    queries = list(data.queries.values())
+    times = {"load_data": time.perf_counter() - t0}
+    runner = {"bm25s": _bm25s, "lucene": _lucene, "rank-bm25": _rank_bm25}[backend]
+    t1 = time.perf_counter()
+    searched = runner(task, data, corpus, queries, times, sample)
+    times["end_to_end"] = time.perf_counter() - t1  # everything but loading the task data
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"backend": backend, "times": times, "peak_rss_mib": peak_kib / 1024, "documents": len(corpus),
+            "queries": len(queries), "queries_searched": searched}
+
+
+def _analyse(task, data, corpus, queries, times):
+    from statbench.models.analysis import Analyzer
+
+    t = time.perf_counter()
+    analyzer = Analyzer(task.language, stopwords=data.stopwords)
+    doc_tokens = [analyzer(d.text) for d in corpus]
+    query_tokens = [analyzer(q.text) for q in queries]
+    times["analysis"] = time.perf_counter() - t
+    return doc_tokens, query_tokens
+
+
+def _bm25s(task, data, corpus, queries, times, sample):
+    t = time.perf_counter()
+    import bm25s
+    import numpy as np
+
+    times["startup"] = time.perf_counter() - t
+    doc_tokens, query_tokens = _analyse(task, data, corpus, queries, times)
+    t = time.perf_counter()
+    model = bm25s.BM25(k1=0.9, b=0.4, method="lucene")
+    model.index(doc_tokens, show_progress=False)
+    times["index"] = time.perf_counter() - t
+    t = time.perf_counter()
+    vocab = model.vocab_dict
+    for terms in query_tokens:
+        terms = [w for w in terms if w in vocab]
+        if terms:
+            scores = model.get_scores(terms)
+            np.argpartition(-scores, min(K, len(scores) - 1))[:K]
+    times["search"] = time.perf_counter() - t
+    return len(queries)
+
+
+def _lucene(task, data, corpus, queries, times, sample):
+    t = time.perf_counter()
+    from statbench.models.lucene import LuceneIndex, start_jvm
+
+    start_jvm()
+    times["startup"] = time.perf_counter() - t
+    times["analysis"] = 0.0  # inside indexing
+    with tempfile.TemporaryDirectory() as tmp:
+        index = LuceneIndex(Path(tmp), task.language)
+        t = time.perf_counter()
+        index.build(corpus)
+        times["index"] = time.perf_counter() - t
+        t = time.perf_counter()
+        searcher = index.searcher("bm25", k1=0.9, b=0.4)
+        index.search(searcher, queries, K)
+        times["search"] = time.perf_counter() - t
+    return len(queries)
+
+
+def _rank_bm25(task, data, corpus, queries, times, sample):
+    t = time.perf_counter()
+    import numpy as np
+    from rank_bm25 import BM25Okapi
+
+    times["startup"] = time.perf_counter() - t
+    doc_tokens, query_tokens = _analyse(task, data, corpus, queries, times)
+    t = time.perf_counter()
+    model = BM25Okapi(doc_tokens, k1=0.9, b=0.4)
+    times["index"] = time.perf_counter() - t
+    subset = query_tokens[:sample]
+    t = time.perf_counter()
+    for terms in subset:
+        scores = model.get_scores(terms)
+        np.argpartition(-scores, min(K, len(scores) - 1))[:K]
+    measured = time.perf_counter() - t
+    times["search"] = measured * len(query_tokens) / max(len(subset), 1)  # extrapolated
+    times["end_to_end_extrapolated"] = True
+    return len(subset)
+
+
+def run_backend(backend: str, args) -> dict:
+    cmd = [sys.executable, __file__, "--worker", backend, "--task", args.task, "--data-dir", str(args.data_dir),
+           "--sample", str(args.sample)]
+    wall = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - wall
+    if done.returncode != 0:
+        raise SystemExit(f"{backend} failed:\n{done.stderr[-3000:]}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result["process_wall"] = wall
+    if backend == "rank-bm25":  # the search time is extrapolated: extrapolate the total too
+        times = result["times"]
+        result["process_wall"] += times["search"] - times["search"] * result["queries_searched"] / result["queries"]
+        times["end_to_end"] = times["startup"] + times["analysis"] + times["index"] + times["search"]
+    return result
+
+
+def table(results: list[dict], args) -> str:
+    base = next(r for r in results if r["backend"] == "bm25s")
+    first = results[0]
+    lines = [
+        f"# BM25 speed: bm25s vs Lucene vs rank-bm25 ({args.task})",
+        "",
+        f"Corpus: {first['documents']:,} documents, {first['queries']:,} queries, top {K}; k1=0.9 b=0.4. "
+        f"Machine: {platform.processor() or platform.machine()}, {_cpus()} CPU(s), Python {platform.python_version()}. "
+        "Each backend ran in its own process; seconds, peak RSS of that process.",
+        "",
+        "| backend | start-up | analysis | index | search | end to end | process wall | peak RSS (MiB) | end to end / bm25s | memory / bm25s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        t = r["times"]
+        mark = "~" if t.get("end_to_end_extrapolated") else ""
+        lines.append(
+            f"| {r['backend']} | {t['startup']:.2f} | {t['analysis']:.2f} | {t['index']:.2f} | {mark}{t['search']:.2f} | "
+            f"{mark}{t['end_to_end']:.2f} | {mark}{r['process_wall']:.2f} | {r['peak_rss_mib']:.0f} | "
+            f"{mark}{t['end_to_end'] / base['times']['end_to_end']:.2f}× | {r['peak_rss_mib'] / base['peak_rss_mib']:.2f}× |"
+        )
+    lines += [
+        "",
+        "- *analysis*: statbench's analyzer (jieba + STARD stop words for Chinese) over the corpus and queries; "
+        "Lucene analyses inside *index* (its own CJK bigram / language analyzer).",
+        "- *end to end*: start-up + analysis + index + search (task loading excluded); *process wall* adds "
+        "interpreter start and task loading.",
+        "- Lucene indexes and searches with 2 threads (as the statbench backend runs); bm25s and rank-bm25 use one.",
+    ]
+    rank = next((r for r in results if r["backend"] == "rank-bm25"), None)
+    if rank:
+        lines.append(f"- ~ rank-bm25 searched {rank['queries_searched']} of {rank['queries']} queries; its search time "
+                     "is extrapolated linearly.")
+    return "\n".join(lines) + "\n"
+
+
+def _cpus() -> int:
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--task", default="stard")
+    parser.add_argument("--data-dir", type=Path, required=True)
+    parser.add_argument("--backends", default=",".join(BACKENDS))
+    parser.add_argument("--sample", type=int, default=100, help="queries rank-bm25 searches (extrapolated)")
+    parser.add_argument("--output", type=Path)
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        logging.disable(logging.WARNING)
+        print(json.dumps(worker(args.worker, args.task, str(args.data_dir), args.sample)))
+        return
+    results = []
+    for backend in args.backends.split(","):
+        print(f"running {backend} ...", file=sys.stderr)
+        results.append(run_backend(backend, args))
+    text = table(results, args)
+    print(text)
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""``statbench compare A B --task T``: paired significance test of run B against run A.
+
+Each input is a TREC run (scored here with the task's qrels, through the same code as
+``statbench evaluate``) or a results JSON written by ``statbench run`` (its per-query
+scores are used as they are). Heavy imports happen inside the command."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import click
+
+log = logging.getLogger("statbench")
+
+
+def _scores_of(path: Path, task: str | None, data_dir, splits) -> tuple[dict, str]:
+    """(results-like dict with measures and per_query, task name) for one input."""
+    if path.suffix == ".json":
+        from .results import load_results
+
+        results = load_results(path)
+        name = results["task"]["name"]
+        if task and task != name:
+            from .errors import StatbenchError
+
+            raise StatbenchError(f"{path}: results of task {name!r}, not {task!r}")
+        return results, name
+    if not task:
+        from .errors import StatbenchError
+
+        raise StatbenchError(f"{path}: a TREC run needs --task to be scored")
+    from .runner import evaluate_run_file
+
+    return evaluate_run_file(path, task, data_dir, splits, log), task
+
+
+@click.command()
+@click.argument("run_a", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("run_b", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--task", help="Task whose qrels score TREC runs (inferred from results JSON inputs).")
+@click.option("--measure", help="Measure label to test [default: the task's primary measure].")
+@click.option("--split", "splits", multiple=True, help="Only these splits/folds of the task (TREC runs).")
+@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), help="Folder holding the task's files.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the test results as JSON.")
+def compare(run_a, run_b, task, measure, splits, data_dir, alpha, as_json):
+    """Paired test of RUN_B against RUN_A (the baseline) on per-query scores.
+
+    Wilcoxon signed-rank (zero differences dropped), Cohen's d of the differences,
+    95% bootstrap CI of the mean difference (10,000 resamples, fixed seed), and
+    win/tie/loss counts, on the queries both inputs scored. Inputs are TREC runs or
+    results JSON files."""
+    from .errors import StatbenchError
+    from .plugins import get_registry
+    from .significance import compare_to_baseline, format_p, per_query_measure, primary_measure
+
+    a, task_a = _scores_of(run_a, task, data_dir, list(splits) or None)
+    b, task_b = _scores_of(run_b, task or task_a, data_dir, list(splits) or None)
+    if task_a != task_b:
+        raise StatbenchError(f"the inputs are results of different tasks: {task_a!r} and {task_b!r}")
+    labels = [m["label"] for m in a["measures"]]
+    entry = get_registry().tasks.get(task_a)
+    measure = measure or primary_measure(task_a, labels, entry.cls if entry else None)
+    scores_a = per_query_measure(a, measure, str(run_a))
+    scores_b = per_query_measure(b, measure, str(run_b))
+    (result,) = compare_to_baseline(str(run_a), scores_a, {str(run_b): scores_b}, measure, alpha=alpha)
+    if result.n == 0:
+        raise StatbenchError(f"{run_a} and {run_b} have no query id in common")
+    if as_json:
+        click.echo(json.dumps({"task": task_a, **result.as_dict()}, indent=2))
+        return
+    d = "n/a" if result.cohens_d is None else f"{result.cohens_d:+.3f}"
+    verdict = (
+        f"B is significantly {'better' if result.direction > 0 else 'worse'} than A"
+        if result.direction else "no significant difference"
+    )
+    only = len(set(scores_a) ^ set(scores_b))
+    lines = [
+        f"task {task_a}, measure {measure}, {result.n} paired queries"
+        + (f" ({only} scored by only one input, left out)" if only else ""),
+        f"  A {run_a}: mean {result.mean_baseline:.4f}",
+        f"  B {run_b}: mean {result.mean_system:.4f}",
+        f"  mean difference B - A: {result.mean_diff:+.4f}  95% bootstrap CI [{result.ci_low:+.4f}, {result.ci_high:+.4f}]",
+        f"  wins / ties / losses of B: {result.wins} / {result.ties} / {result.losses}",
+        f"  Cohen's d of the differences: {d}",
+        f"  Wilcoxon signed-rank: W = {'n/a' if result.statistic is None else f'{result.statistic:g}'}, "
+        f"p = {format_p(result.p_value)}",
+        f"  at alpha = {alpha:g}: {verdict}",
+    ]
+    click.echo("\n".join(lines))

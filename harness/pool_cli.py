@@ -1,0 +1,72 @@
+"""``statbench pool``: build and list frozen candidate pools (see :mod:`statbench.pools`)."""
+
+from __future__ import annotations
+
+import logging
+import shlex
+import sys
+from pathlib import Path
+
+import click
+
+log = logging.getLogger("statbench")
+
+
+@click.group()
+def pool():
+    """Frozen candidate pools for reranking tasks."""
+
+
+@pool.command()
+@click.option("--task", required=True, help="Task name (see `statbench list tasks`).")
+@click.option("--retriever", required=True, help="First-stage retriever (see `statbench list models`).")
+@click.option("--param", "params", multiple=True, metavar="KEY=VALUE", help="Retriever parameter; repeatable.")
+@click.option("--name", help="Pool name [default: the retriever's name].")
+@click.option("--depth", type=click.IntRange(min=1), default=100, show_default=True, help="Candidates kept per query.")
+@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), help="Folder holding the task's files.")
+@click.option("--progress/--no-progress", default=True, help="Show progress bars.")
+def build(task, retriever, params, name, depth, data_dir, progress):
+    """Run a retriever on every query and freeze its top DEPTH as a checksummed pool."""
+    from .cli import _console
+    from .pools import build_pool
+    from .progress import progress_bars
+
+    console = _console()
+    command = shlex.join(["statbench", *sys.argv[1:]]) if sys.argv[1:2] == ["pool"] else ""
+    with progress_bars(console, enabled=progress and console.is_terminal) as bars:
+        path, meta = build_pool(task, retriever, list(params), name, depth, data_dir, log, bars, command)
+    console.print(f"pool {meta['name']!r}: {meta['n_queries']} queries, top {meta['depth']}, sha256 {meta['sha256']}")
+    console.print(f"file: {path}")
+    scores = meta["first_stage_scores"]
+    console.print("first stage: " + ", ".join(f"{k} {v:.4f}" for k, v in list(scores.items())[:6]))
+
+
+@pool.command(name="list")
+@click.option("--task", required=True, help="Task name.")
+@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), help="Folder holding the task's files.")
+def list_(task, data_dir):
+    """List the pools a run of TASK can use, with their checksums (nothing is loaded)."""
+    from rich.table import Table
+
+    from .checksum import file_sha256
+    from .cli import _console
+    from .dataio import read_json
+    from .plugins import get_registry
+    from .pools import pool_files, sidecar_path
+
+    entry = get_registry().get("tasks", task)
+    folder = entry.cls().data_folder(data_dir) if hasattr(entry.cls, "data_folder") else data_dir
+    table = Table(title=f"pools of {task}")
+    for column in ("name", "file", "retriever", "depth", "status"):
+        table.add_column(column)
+    for name, path in sorted(pool_files(task, folder).items()):
+        side = sidecar_path(path)
+        if not side.is_file():
+            table.add_row(name, str(path), "?", "?", "[yellow]no sidecar (unverified)")
+            continue
+        meta = read_json(side)
+        ok = meta.get("sha256") == file_sha256(path)
+        retriever = (meta.get("retriever") or {}).get("name", "?")
+        table.add_row(name, str(path), retriever, str(meta.get("depth", "?")),
+                      "[green]ok" if ok else "[red]checksum mismatch")
+    _console().print(table)

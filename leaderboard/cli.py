@@ -1,0 +1,36 @@
+"""``statbench leaderboard build``: the static site from a folder of results JSON files.
+Only click is imported here; the builder loads when the command runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.group()
+def leaderboard():
+    """Build the static leaderboard site."""
+
+
+@leaderboard.command()
+@click.option("--results", "results_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("statbench-output"), show_default=True,
+              help="Folder searched recursively for results JSON files.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("statbench-site"), show_default=True,
+              help="Folder the site is written to (replaced as a whole on each build).")
+@click.option("--baseline", default="bm25", show_default=True,
+              help="Model every result is tested against (model name, or 'model → reranker').")
+@click.option("--measure", help="Measure label to test [default: each task's primary measure].")
+@click.option("--run-files/--no-run-files", default=True, show_default=True,
+              help="Copy the run files (gzipped) into the site and link them.")
+def build(results_dir, out_dir, baseline, measure, run_files):
+    """Write an index and one page per task; invalid results files are reported and skipped."""
+    from .site import build_site
+
+    report = build_site(results_dir, out_dir, baseline=baseline, measure=measure, copy_runs=run_files)
+    for problem in report.problems:
+        click.echo(f"warning: {problem}", err=True)
+    click.echo(f"{report.rows} result(s) on {len(report.pages) - 1} task page(s) written to {out_dir}")
+    click.echo(f"open {(out_dir / 'index.html').resolve().as_uri()}")

@@ -1,0 +1,136 @@
+"""Synthetic, schema-valid results for previewing and testing the site without running
+any model: :func:`make_results` builds one results dict from per-query scores,
+:func:`write_sample` a small folder of them (deterministic, seeded)."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import statistics
+from pathlib import Path
+
+from statbench.atomic import write_json, write_text
+
+SAMPLE_TASK = "toy"
+SAMPLE_MEASURES = ("R@5", "R@10", "R@100", "nDCG@10")
+CHECKSUM = "0" * 64
+
+
+def make_results(
+    per_query: dict[str, dict[str, float]],
+    *,
+    task: str = SAMPLE_TASK,
+    model: str = "bm25",
+    family: str = "lexical",
+    params: dict | None = None,
+    trained: bool = False,
+    reranker: dict | None = None,
+    pool: str | None = None,
+    splits: dict[str, list[str]] | None = None,
+    measures=SAMPLE_MEASURES,
+    created: str = "2024-05-01T12:00:00+00:00",
+    breakdown: dict | None = None,
+    run_sha256: str = CHECKSUM,
+    command: str | None = None,
+) -> dict:
+    """A results dict as ``statbench run`` writes it, from per-query scores."""
+    splits = splits or {"test": sorted(per_query)}
+
+    def means(qids):
+        rows = [per_query[q] for q in qids]
+        return {m: (sum(r[m] for r in rows) / len(rows) if rows else 0.0) for m in measures}
+
+    split_rows = [{"name": n, "n_queries": len(q), "queries_without_results": 0, "scores": means(q)}
+                  for n, q in splits.items()]
+    aggregate = {
+        m: {"mean": statistics.fmean(s["scores"][m] for s in split_rows),
+            "std": statistics.stdev(s["scores"][m] for s in split_rows) if len(split_rows) > 1 else 0.0}
+        for m in measures
+    }
+    results = {
+        "schema_version": 1,
+        "statbench_version": "0.1.0",
+        "created": created,
+        "task": {"name": task, "language": "en", "protocol": "synthetic sample", "data_checksum": CHECKSUM,
+                 "files": ["corpus.jsonl"], "dropped": []},
+        "model": {"name": model, "family": family, "description": f"{model} (sample)", "version": "1",
+                  "params": params or {}, "trained": trained,
+                  "plugin": {"name": model, "distribution": "statbench-sample", "version": "0.0.1"}},
+        "reranker": reranker,
+        "pool": pool,
+        "command": command or f"statbench run --task {task} --model {model}",
+        "run_file": {"path": "run.trec", "sha256": run_sha256},
+        "measures": [{"label": m, "ir_measure": m} for m in measures],
+        "splits": split_rows,
+        "aggregate": aggregate,
+        "all_queries": means(sorted(per_query)),
+        "per_query": per_query,
+        "timings": {"total": 1.5},
+    }
+    if breakdown is not None:
+        results["breakdown"] = breakdown
+    return results
+
+
+def reranker_record(name: str, family: str = "reranker", params: dict | None = None) -> dict:
+    return {"name": name, "family": family, "params": params or {}, "version": "1",
+            "plugin": {"name": name, "distribution": "statbench-sample", "version": "0.0.1"}}
+
+
+def write_result(folder: Path, results: dict, run_text: str | None = None) -> Path:
+    """Write ``run.trec`` and ``results.json`` (with the run's real checksum) in ``folder``."""
+    folder = Path(folder)
+    run_text = run_text if run_text is not None else f"q0 Q0 d0 1 1.0 {results['model']['name'][:20].split()[0] or 'x'}\n"
+    write_text(folder / "run.trec", run_text)
+    results = {**results, "run_file": {"path": "run.trec", "sha256": hashlib.sha256(run_text.encode()).hexdigest()}}
+    write_json(folder / "results.json", results)
+    return folder / "results.json"
+
+
+def _scores(rng: random.Random, qids, skill: float) -> dict[str, dict[str, float]]:
+    out = {}
+    for q in qids:
+        base = min(1.0, max(0.0, rng.random() * 0.6 + skill))
+        out[q] = {
+            "R@5": round(base * 0.7, 4),
+            "R@10": round(base * 0.8, 4),
+            "R@100": round(min(1.0, base * 1.1), 4),
+            "nDCG@10": round(base * 0.75, 4),
+        }
+    return out
+
+
+#: (folder, model, family, trained, skill, reranker)
+SAMPLE_MODELS = (
+    ("bm25", "bm25", "lexical", False, 0.2, None),
+    ("ql", "ql", "lexical", False, 0.18, None),
+    ("static", "model2vec", "static", False, 0.1, None),
+    ("dense-ft", "dense-ft", "dense", True, 0.45, None),
+    ("colbert", "colbert", "late-interaction", False, 0.3, None),
+    ("bm25-monot5", "bm25", "lexical", False, 0.35, "monot5"),
+    ("xss", "<script>alert(1)</script>", "static", False, 0.05, None),
+)
+
+
+def write_sample(root: Path, n_queries: int = 40, seed: int = 7) -> list[Path]:
+    """A results tree for task ``toy``: two folds, seven configurations (one named
+    ``<script>alert(1)</script>``), a per-category breakdown."""
+    qids = [f"q{i:03d}" for i in range(n_queries)]
+    folds = {"fold-1": qids[: n_queries // 2], "fold-2": qids[n_queries // 2:]}
+    categories = {q: ("housing", "work", "family")[i % 3] for i, q in enumerate(qids)}
+    paths = []
+    for i, (folder, model, family, trained, skill, reranker) in enumerate(SAMPLE_MODELS):
+        rng = random.Random(seed * 100 + i)
+        per_query = _scores(rng, qids, skill)
+        breakdown = {"category": {
+            c: {m: statistics.fmean(per_query[q][m] for q in qids if categories[q] == c) for m in SAMPLE_MEASURES}
+            for c in sorted(set(categories.values()))
+        }}
+        results = make_results(
+            per_query, model=model, family=family, trained=trained, splits=folds, breakdown=breakdown,
+            reranker=reranker_record(reranker) if reranker else None,
+            command=f"statbench run --task toy --model {folder}" + (f" --reranker {reranker}" if reranker else ""),
+        )
+        run = "".join(f"{q} Q0 d{j} {j + 1} {1.0 - j / 10:.1f} sample\n" for q in qids[:3] for j in range(3))
+        paths.append(write_result(Path(root) / folder, results, run))
+    return paths

@@ -1,0 +1,421 @@
+"""Render the leaderboard: an index page and one page per task, plus the stylesheet,
+the script and (gzipped) copies of the run files, so the folder is self-contained.
+
+Determinism: inputs are sorted, nothing time-dependent is written (dates shown are
+those in the results), gzip headers carry no name or time: the same results give
+byte-identical files. The site is built in a temporary folder beside ``out_dir`` and
+swapped in only when complete."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from statbench import __version__
+from statbench.api import FAMILIES
+from statbench.checksum import file_sha256
+from statbench.errors import StatbenchError
+
+from .collect import Row, collect
+from .plots import Series, category_bars, recall_cutoffs, recall_curves
+
+MARKER = ".statbench-site"
+DEFAULT_BASELINE = "bm25"
+
+
+@dataclass
+class BuildReport:
+    out_dir: Path
+    pages: list[Path] = field(default_factory=list)
+    rows: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def json_for_html(obj) -> str:
+    """JSON safe inside ``<script type="application/json">``: no ``<``, ``>`` or ``&``
+    (so ``</script>`` and ``<!--`` cannot occur) and no raw U+2028/U+2029."""
+    text = json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    for char, code in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(char, code)
+    return text
+
+
+def slug(name: str) -> str:
+    """A file-name-safe form of a task name; names that had to change get a hash suffix."""
+    import hashlib
+
+    clean = re.sub(r"[^a-z0-9_-]+", "-", name.lower()).strip("-") or "task"
+    if clean != name:
+        clean += "-" + hashlib.sha256(name.encode()).hexdigest()[:6]
+    return clean
+
+
+def _fmt(value) -> str:
+    return "—" if value is None else f"{value:.4f}"
+
+
+def _environment():
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("statbench.leaderboard", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["fmt"] = _fmt
+    env.filters["json_for_html"] = lambda obj: jinja2.utils.markupsafe.Markup(json_for_html(obj))
+    env.filters["signed"] = lambda v: "—" if v is None else f"{v:+.4f}"
+    from statbench.significance import format_p
+
+    env.filters["p"] = format_p
+    return env
+
+
+# --- task view models -------------------------------------------------------------------
+
+
+def _task_info(name: str, rows: list[Row]) -> dict:
+    """Title, measures and published figures: from the registered task when installed,
+    otherwise from the results themselves (then without published figures)."""
+    from statbench.plugins import get_registry
+
+    entry = get_registry().tasks.get(name)
+    cls = entry.cls if entry else None
+    measures: list[dict] = []
+    if cls is not None and cls.measures:
+        measures = [{"label": m.label, "ir_measure": m.ir_measure} for m in cls.measures]
+    for row in rows:  # measures only some results report (e.g. an older task version) are kept too
+        for m in row.results["measures"]:
+            if m["label"] not in {x["label"] for x in measures}:
+                measures.append(m)
+    published = {}
+    if cls is not None:
+        definition = getattr(cls, "definition", None)
+        if definition:
+            published = definition.get("published", {})
+        else:
+            published = {k: {"source": "", "scores": v} for k, v in getattr(cls, "published", {}).items()}
+    return {
+        "cls": cls,
+        "title": (cls.description if cls is not None else "") or name,
+        "language": rows[0].results["task"]["language"],
+        "protocol": rows[0].results["task"].get("protocol", ""),
+        "paper": (getattr(cls, "definition", None) or {}).get("paper", ""),
+        "measures": measures,
+        "published": published,
+    }
+
+
+def _pick_baseline(rows: list[Row], baseline: str) -> Row | None:
+    """The row named ``baseline`` (model name, or ``model → reranker``); among several,
+    plain first stages (no reranker, no pool) with the registered default parameters
+    first, then the stable identity order."""
+    matches = [r for r in rows if baseline in (r.name, r.model["name"])]
+    matches.sort(key=lambda r: (r.reranker is not None, r.pool is not None, r.name != baseline,
+                                _short_params(r, "retrievers") != "", r.sort_key))
+    return matches[0] if matches else None
+
+
+def _significance(rows, measure: str, base: Row | None) -> dict[str, object]:
+    from statbench.significance import compare_to_baseline
+
+    if base is None:
+        return {}
+    base_scores = {q: s[measure] for q, s in base.results["per_query"].items() if measure in s}
+    systems = {
+        r.key: {q: s[measure] for q, s in r.results["per_query"].items() if measure in s}
+        for r in rows
+        if r is not base and any(m["label"] == measure for m in r.results["measures"])
+    }
+    return {c.system: c for c in compare_to_baseline(base.key, base_scores, systems, measure)}
+
+
+def _short_params(row: Row, kind: str) -> str:
+    """Parameters that differ from the registered defaults (all of them if not registered)."""
+    from statbench.plugins import get_registry
+
+    record = row.model if kind == "retrievers" else row.reranker
+    params = record.get("params", {})
+    entry = getattr(get_registry(), kind).get(record["name"])
+    defaults = dict(entry.cls.default_params) if entry else {}
+    shown = {k: v for k, v in sorted(params.items()) if k not in defaults or defaults[k] != v}
+    return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v}" for k, v in shown.items())
+
+
+def _row_view(row: Row, measures: list[dict], tested: str, comparison, is_baseline: bool, run_href, results_root) -> dict:
+    res = row.results
+    splits = res["splits"]
+    cells = []
+    for m in measures:
+        label = m["label"]
+        agg = res["aggregate"].get(label)
+        cell = {"label": label, "mean": None, "std": None, "folds": [], "marker": None}
+        if agg is not None:
+            cell["mean"], cell["std"] = agg["mean"], agg["std"]
+            if len(splits) > 1:
+                cell["folds"] = [{"name": s["name"], "n": s["n_queries"], "value": s["scores"].get(label)} for s in splits]
+        if label == tested and comparison is not None and comparison.direction:
+            cell["marker"] = "up" if comparison.direction > 0 else "down"
+        cells.append(cell)
+    plugin = row.model["plugin"]
+    rr = row.reranker
+    try:
+        results_rel = str(row.path.relative_to(results_root))
+    except ValueError:
+        results_rel = row.path.name
+    return {
+        "key": row.key,
+        "reference": False,
+        "name": row.model["name"],
+        "params": _short_params(row, "retrievers") if not row.model["name"].startswith("pool:") else "",
+        "reranker": None if rr is None else {"name": rr["name"], "params": _short_params(row, "rerankers")},
+        "pool": row.pool,
+        "family": row.family,
+        "trained": row.trained,
+        "multi_split": len(splits) > 1,
+        "cells": cells,
+        "comparison": comparison,
+        "is_baseline": is_baseline,
+        "provenance": {
+            "statbench_version": res["statbench_version"],
+            "plugin": f"{plugin['name']} ({plugin.get('distribution') or 'in-process'} {plugin.get('version') or ''})".strip(),
+            "model_version": row.model.get("version", ""),
+            "params": json.dumps(row.model.get("params", {}), sort_keys=True, ensure_ascii=False),
+            "reranker": None if rr is None else {
+                "plugin": f"{rr['plugin']['name']} ({rr['plugin'].get('distribution') or 'in-process'} "
+                          f"{rr['plugin'].get('version') or ''})".strip(),
+                "params": json.dumps(rr.get("params", {}), sort_keys=True, ensure_ascii=False),
+            },
+            "data_checksum": res["task"]["data_checksum"],
+            "command": res["command"],
+            "run_sha256": res["run_file"]["sha256"],
+            "run_href": run_href,
+            "created": res["created"],
+            "results_file": results_rel,
+            "splits": [{"name": s["name"], "n": s["n_queries"]} for s in splits],
+            "dropped": len(res["task"].get("dropped", [])),
+            "total_seconds": res["timings"].get("total"),
+            "problems": list(row.problems),
+        },
+    }
+
+
+def _reference_views(published: dict, measures: list[dict]) -> list[dict]:
+    views = []
+    for i, (label, ref) in enumerate(sorted(published.items())):
+        scores = ref.get("scores", {})
+        views.append({
+            "key": f"ref-{i}",
+            "reference": True,
+            "name": label,
+            "source": ref.get("source", ""),
+            "family": ref.get("family", ""),
+            "trained": None,
+            "pool": None,
+            "cells": [{"label": m["label"], "mean": scores.get(m["label"]), "std": None, "folds": [], "marker": None}
+                      for m in measures],
+        })
+    return views
+
+
+def _copy_run(row: Row, dest_root: Path, task_slug: str) -> str | None:
+    """Gzip the run file into the site (fixed header: deterministic); None if it is
+    missing or no longer matches the checksum in the results."""
+    source = (row.path.parent / row.results["run_file"]["path"])
+    if not source.is_file():
+        row.problems.append(f"run file {source} not found: not linked")
+        return None
+    if file_sha256(source) != row.results["run_file"]["sha256"]:
+        row.problems.append(f"run file {source} does not match the checksum in the results: not linked")
+        return None
+    rel = f"runs/{task_slug}/{row.key}.trec.gz"
+    target = dest_root / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(source, "rb") as src, open(target, "wb") as raw:
+        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as gz:
+            shutil.copyfileobj(src, gz, 1 << 20)
+    return rel
+
+
+def _charts(rows: list[Row], refs: list[dict], measures: list[dict], tested: str, labels: dict[str, str]) -> list[str]:
+    charts = []
+    cutoffs = recall_cutoffs(measures)
+    if len(cutoffs) >= 2:
+        series = [
+            Series(labels[r.key], {k: r.results["aggregate"][lab]["mean"] for k, lab in cutoffs if lab in r.results["aggregate"]})
+            for r in rows
+        ]
+        series += [
+            Series(f"{ref['name']} (published)", {k: ref_cells[lab] for k, lab in cutoffs if ref_cells.get(lab) is not None},
+                   reference=True)
+            for ref in refs
+            for ref_cells in [{c["label"]: c["mean"] for c in ref["cells"]}]
+        ]
+        svg = recall_curves([s for s in series if s.values], "Recall@k (mean over splits)")
+        if svg:
+            charts.append(svg)
+    groups = sorted({g for r in rows for g in r.results.get("breakdown", {})})
+    for group in groups:
+        with_group = [r for r in rows if group in r.results.get("breakdown", {})]
+        categories = sorted({c for r in with_group for c in r.results["breakdown"][group]})
+        series = [
+            Series(labels[r.key], {c: v[tested] for c, v in r.results["breakdown"][group].items() if tested in v})
+            for r in with_group
+        ]
+        svg = category_bars(categories, [s for s in series if s.values], tested, group)
+        if svg:
+            charts.append(svg)
+    return charts
+
+
+def _label(view: dict) -> str:
+    text = view["name"]
+    if view.get("params"):
+        text += f" ({view['params']})"
+    if view.get("reranker"):
+        text += f" → {view['reranker']['name']}"
+        if view["reranker"]["params"]:
+            text += f" ({view['reranker']['params']})"
+    if view.get("pool") and view["name"] != f"pool:{view['pool']}":
+        text += f" [pool {view['pool']}]"
+    return text
+
+
+def _task_page(name: str, rows: list[Row], baseline: str, measure: str | None, dest: Path,
+               task_slug: str, copy_runs: bool, results_root: Path) -> dict:
+    from statbench.significance import primary_measure
+
+    info = _task_info(name, rows)
+    labels_all = [m["label"] for m in info["measures"]]
+    tested = measure if measure in labels_all else primary_measure(name, labels_all, info["cls"])
+    base = _pick_baseline(rows, baseline)
+    comparisons = _significance(rows, tested, base)
+    views = []
+    for row in rows:
+        run_href = _copy_run(row, dest, task_slug) if copy_runs else None
+        views.append(_row_view(row, info["measures"], tested, comparisons.get(row.key), row is base, run_href, results_root))
+    refs = _reference_views(info["published"], info["measures"])
+    labels = {v["key"]: _label(v) for v in views}
+    for v in views + refs:
+        v["label"] = labels.get(v["key"], v["name"])
+    tested_index = labels_all.index(tested)
+
+    def order(v):
+        value = v["cells"][tested_index]["mean"]
+        return (value is None, -(value or 0.0), v["reference"], v["label"])
+
+    table = sorted(views + refs, key=order)
+    sig_rows = sorted(
+        ({"view": v, "c": v["comparison"]} for v in views if v["comparison"] is not None),
+        key=lambda s: (-s["c"].mean_diff, s["view"]["label"]),
+    )
+    families = list(FAMILIES) + sorted({v["family"] for v in table if v["family"] and v["family"] not in FAMILIES})
+    counts = {f: sum(1 for v in table if v["family"] == f) for f in families}
+    blob = {
+        "measures": labels_all,
+        "rows": {v["key"]: {"label": v["label"], "family": v["family"], "pool": v["pool"] or "",
+                            "values": {c["label"]: c["mean"] for c in v["cells"]}} for v in table},
+    }
+    return {
+        "name": name,
+        "slug": task_slug,
+        "info": info,
+        "tested": tested,
+        "baseline": base and labels[base.key],
+        "baseline_wanted": baseline,
+        "rows": table,
+        "n_results": len(views),
+        "sig_rows": sig_rows,
+        "families": [{"name": f, "count": counts[f]} for f in families],
+        "has_refs": bool(refs),
+        "has_pool": any(v["pool"] for v in table),
+        "has_folds": any(v.get("multi_split") for v in views),
+        "has_trained": any(v["trained"] for v in views),
+        "charts": _charts(rows, refs, info["measures"], tested, labels),
+        "blob": blob,
+        "best": next((v for v in table if not v["reference"]), None),
+        "tested_index": tested_index,
+    }
+
+
+# --- writing ------------------------------------------------------------------------------
+
+
+def _prepare_out(out_dir: Path) -> Path:
+    """A fresh temporary folder beside ``out_dir``; refuses to replace a folder that is
+    neither empty nor a site built by this command."""
+    if out_dir.exists():
+        if not out_dir.is_dir():
+            raise StatbenchError(f"{out_dir} exists and is not a folder")
+        if any(out_dir.iterdir()) and not (out_dir / MARKER).is_file():
+            raise StatbenchError(f"{out_dir} is not empty and was not built by `statbench leaderboard build`; "
+                                 "refusing to replace it (choose another --out)")
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".tmp", dir=out_dir.parent))
+    tmp.chmod(0o755)  # mkdtemp makes it private; a site is meant to be served
+    return tmp
+
+
+def _swap_in(tmp: Path, out_dir: Path) -> None:
+    old = None
+    if out_dir.exists():
+        old = Path(f"{tmp}.old")
+        out_dir.rename(old)
+    tmp.rename(out_dir)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def build_site(results_dir, out_dir, baseline: str = DEFAULT_BASELINE, measure: str | None = None,
+               copy_runs: bool = True) -> BuildReport:
+    """Build the site from every results JSON under ``results_dir`` into ``out_dir``."""
+    results_dir, out_dir = Path(results_dir), Path(out_dir)
+    tasks, problems = collect(results_dir)
+    report = BuildReport(out_dir=out_dir, problems=problems)
+    env = _environment()
+    tmp = _prepare_out(out_dir)
+    try:
+        pages = []
+        used_slugs: set[str] = set()
+        for name, rows in tasks.items():
+            task_slug = slug(name)
+            while task_slug in used_slugs:  # only if two names slug alike, which the hash suffix makes unlikely
+                task_slug += "-x"
+            used_slugs.add(task_slug)
+            page = _task_page(name, rows, baseline, measure, tmp, task_slug, copy_runs, results_dir)
+            for view in page["rows"]:
+                for problem in (view.get("provenance") or {}).get("problems", []):
+                    report.problems.append(f"{name}: {view['label']}: {problem}")
+            if page["baseline"] is None:
+                report.problems.append(f"{name}: no results of baseline {baseline!r}: no significance tests")
+            pages.append(page)
+            report.rows += len(rows)
+        context = {"version": __version__, "tasks": pages}
+        for page in pages:
+            _write(tmp / f"task-{page['slug']}.html", env.get_template("task.html").render(page=page, **context))
+            report.pages.append(out_dir / f"task-{page['slug']}.html")
+        _write(tmp / "index.html", env.get_template("index.html").render(**context))
+        report.pages.insert(0, out_dir / "index.html")
+        static = resources.files("statbench.leaderboard").joinpath("static")
+        for name in ("leaderboard.css", "leaderboard.js"):
+            _write(tmp / "static" / name, static.joinpath(name).read_text("utf-8"))
+        _write(tmp / MARKER, "built by statbench leaderboard build; this folder is replaced on each build\n")
+        _swap_in(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return report
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8", newline="\n")

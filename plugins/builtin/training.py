@@ -1,0 +1,241 @@
+"""Fine-tuning shared by the trainable neural models: epoch checkpoints (resumable),
+a JSON-lines training log, AdamW with linear warm-up and decay, and the contrastive
+loop of the bi-encoders (in-batch negatives, optional BM25 hard negatives, temperature).
+
+Everything lives under the split's ``ctx.cache_dir/train``: a run interrupted during
+epoch 7 resumes from the end of epoch 6; a finished training is loaded, not repeated."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+from statbench.api import Document, Qrels, Query, RunContext
+from statbench.atomic import write_json
+from statbench.errors import StatbenchError
+
+#: Parameters every trainable neural model accepts (defaults: BSARD protocol, bsard-2022).
+TRAIN_PARAMS = {
+    "epochs": 100,
+    "train_batch_size": 22,
+    "lr": 2e-5,
+    "warmup_steps": 500,
+    "weight_decay": 0.01,
+    "max_steps": 0,  # 0: no cap; otherwise stop after this many optimiser steps (short CPU runs)
+    "seed": 42,
+}
+
+
+def seed_everything(seed: int) -> None:
+    import numpy as np
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+class Checkpoints:
+    """``epoch-N/`` folders holding a ``done.json`` once complete; only the newest is kept."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+
+    def latest(self) -> tuple[int, Path, dict] | None:
+        best = None
+        for path in self.root.glob("epoch-*"):
+            done = path / "done.json"
+            if done.is_file():
+                epoch = int(path.name.split("-", 1)[1])
+                if best is None or epoch > best[0]:
+                    best = (epoch, path, json.loads(done.read_text("utf-8")))
+        return best
+
+    def save(self, epoch: int, save_model: Callable[[Path], None], state: dict, extra: dict | None = None) -> Path:
+        """Write epoch ``epoch`` (model files via ``save_model``, optimiser state, marker last)."""
+        import torch
+
+        final = self.root / f"epoch-{epoch}"
+        tmp = self.root / f".epoch-{epoch}.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        save_model(tmp)
+        torch.save(state, tmp / "trainer_state.pt")
+        write_json(tmp / "done.json", {"epoch": epoch, **(extra or {})})
+        shutil.rmtree(final, ignore_errors=True)
+        tmp.replace(final)
+        for old in self.root.glob("epoch-*"):
+            if old != final:
+                shutil.rmtree(old, ignore_errors=True)
+        return final
+
+    def log(self, record: dict) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / "train_log.jsonl", "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def optimizer_and_schedule(parameters, params: dict, total_steps: int):
+    """AdamW, linear warm-up over ``warmup_steps`` then linear decay to zero."""
+    import torch
+    from transformers import get_linear_schedule_with_warmup
+
+    optimizer = torch.optim.AdamW(parameters, lr=float(params["lr"]), weight_decay=float(params["weight_decay"]))
+    warmup = min(int(params["warmup_steps"]), max(total_steps - 1, 0))
+    return optimizer, get_linear_schedule_with_warmup(optimizer, warmup, max(total_steps, 1))
+
+
+def planned_steps(n_examples: int, params: dict) -> tuple[int, int]:
+    """(steps per epoch, total steps) after the ``max_steps`` cap."""
+    per_epoch = max(1, math.ceil(n_examples / int(params["train_batch_size"])))
+    total = per_epoch * int(params["epochs"])
+    if int(params["max_steps"]) > 0:
+        total = min(total, int(params["max_steps"]))
+    return per_epoch, total
+
+
+@dataclass
+class Pair:
+    query_id: str
+    query: str
+    doc_id: str
+
+
+def training_pairs(queries: Sequence[Query], qrels: Qrels, corpus_ids: set[str]) -> list[Pair]:
+    """One (query, relevant article) pair per judgement whose article is in the corpus."""
+    pairs = [
+        Pair(q.id, q.text, doc)
+        for q in queries
+        for doc, grade in sorted(qrels.get(q.id, {}).items())
+        if grade > 0 and doc in corpus_ids
+    ]
+    if not pairs:
+        raise StatbenchError("no training pairs: the training queries have no relevant article in the corpus")
+    return pairs
+
+
+def bm25_hard_negatives(queries: Sequence[Query], qrels: Qrels, corpus: Sequence[Document], ctx: RunContext,
+                        per_query: int, depth: int = 50) -> dict[str, list[str]]:
+    """The top BM25 articles of each training query that are not judged relevant."""
+    from dataclasses import replace
+
+    from .bm25 import BM25
+
+    bm25 = BM25()
+    bm25_ctx = replace(ctx, cache_dir=ctx.cache_dir / "bm25-negatives")
+    bm25.index(corpus, bm25_ctx)
+    rankings = bm25.search(queries, depth, bm25_ctx)
+    out = {}
+    for query in queries:
+        relevant = {d for d, g in qrels.get(query.id, {}).items() if g > 0}
+        ranked = sorted(rankings.get(query.id, []), key=lambda item: (-item[1], item[0]))
+        out[query.id] = [doc for doc, _ in ranked if doc not in relevant][:per_query]
+    return out
+
+
+def contrastive_fit(
+    *,
+    query_encoder,
+    doc_encoder,
+    pairs: list[Pair],
+    doc_text: Callable[[str], str],
+    qrels: Qrels,
+    params: dict,
+    temperature: float,
+    normalize: bool,
+    checkpoints: Checkpoints,
+    save_model: Callable[[Path], None],
+    restore_model: Callable[[Path], None],
+    ctx: RunContext,
+    hard_negatives: dict[str, list[str]] | None = None,
+    device: str = "cpu",
+) -> dict:
+    """Train query/doc encoders (the same object for a siamese model) with the contrastive
+    NLL over in-batch negatives: row i of ``q @ d.T / temperature`` must pick column i.
+    Columns holding another article relevant to query i are masked (not false negatives).
+    Returns the training summary (epochs, steps, last loss, seconds)."""
+    import torch
+    import torch.nn.functional as F
+    from sentence_transformers.util import batch_to_device
+
+    per_epoch, total = planned_steps(len(pairs), params)
+    epochs = int(params["epochs"])
+    modules = [query_encoder] if query_encoder is doc_encoder else [query_encoder, doc_encoder]
+    parameters = [p for m in modules for p in m.parameters() if p.requires_grad]
+    optimizer, schedule = optimizer_and_schedule(parameters, params, total)
+
+    start_epoch, step = 0, 0
+    resumed = checkpoints.latest()
+    if resumed is not None:
+        epoch_done, path, info = resumed
+        restore_model(path)
+        state = torch.load(path / "trainer_state.pt", weights_only=False)
+        optimizer.load_state_dict(state["optimizer"])
+        schedule.load_state_dict(state["schedule"])
+        start_epoch, step = epoch_done, int(state["step"])
+        if info.get("finished"):
+            ctx.log.info("training: finished earlier (%d epochs, %d steps); loading %s", epoch_done, step, path)
+            return info
+        ctx.log.info("training: resuming after epoch %d (step %d) from %s", epoch_done, step, path)
+
+    batch_size = int(params["train_batch_size"])
+    advance = ctx.progress("fine-tuning", total - step)
+    started = time.perf_counter()
+    summary: dict = {}
+    loss_value = float("nan")
+    for epoch in range(start_epoch, epochs):
+        for module in modules:
+            module.train()
+        order = list(range(len(pairs)))
+        random.Random(int(params["seed"]) + epoch).shuffle(order)
+        for begin in range(0, len(order), batch_size):
+            if step >= total:
+                break
+            batch = [pairs[i] for i in order[begin : begin + batch_size]]
+            doc_ids = [p.doc_id for p in batch]
+            for p in batch:  # hard negatives join the batch's document side
+                doc_ids.extend(hard_negatives.get(p.query_id, [])[:1] if hard_negatives else [])
+            q = _embed(query_encoder, [p.query for p in batch], device, batch_to_device)
+            d = _embed(doc_encoder, [doc_text(i) for i in doc_ids], device, batch_to_device)
+            if normalize:
+                q, d = F.normalize(q, dim=-1), F.normalize(d, dim=-1)
+            scores = q @ d.T / temperature
+            mask = torch.tensor(
+                [[j != i and qrels.get(p.query_id, {}).get(doc, 0) > 0 for j, doc in enumerate(doc_ids)]
+                 for i, p in enumerate(batch)]
+            )
+            scores = scores.masked_fill(mask.to(scores.device), float("-inf"))
+            loss = F.cross_entropy(scores, torch.arange(len(batch), device=scores.device))
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(parameters, 1.0)
+            optimizer.step()
+            schedule.step()
+            optimizer.zero_grad()
+            step += 1
+            loss_value = float(loss.detach())
+            advance()
+        finished = step >= total or epoch + 1 == epochs
+        summary = {"epoch": epoch + 1, "step": step, "loss": loss_value, "finished": finished,
+                   "seconds": round(time.perf_counter() - started, 3), "pairs": len(pairs)}
+        checkpoints.log({**summary, "lr": schedule.get_last_lr()[0]})
+        ctx.log.info("training: epoch %d done, step %d, loss %.4f", epoch + 1, step, loss_value)
+        checkpoints.save(epoch + 1, save_model,
+                         {"optimizer": optimizer.state_dict(), "schedule": schedule.state_dict(), "step": step},
+                         summary)
+        if finished:
+            break
+    for module in modules:
+        module.eval()
+    return summary
+
+
+def _embed(encoder, texts: list[str], device: str, batch_to_device):
+    prepare = getattr(encoder, "preprocess", None) or encoder.tokenize  # renamed in sentence-transformers 5.x
+    features = batch_to_device(prepare(texts), device)
+    return encoder(features)["sentence_embedding"]

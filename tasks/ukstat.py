@@ -1,0 +1,181 @@
+"""UK statutes loader (UK-STATUTECORPUS, graded 3/2/1), in one of two layouts:
+
+- real: ``corpus_uklegislation.json`` (a JSON list of ``{content, metadata}``, id =
+  ``metadata.chunk_id``) + ``eval_statutory_100queries_approved.jsonl`` (qid, query,
+  answers[{chunk_id, rel}]);
+- substitute: ``corpus.jsonl`` (``{id, content, ...}``) + ``queries.jsonl`` (qid, query) +
+  ``qrels.tsv``.
+
+Models see a passage's ``content`` and a query's text only. The query's anchoring instrument
+(``doc_id`` in the evaluation set, ``query_instrument.tsv``) tells where the answer is,
+so it is never read; nor is any passage metadata."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from statbench import hookimpl
+from statbench.api import Document, Query, Split, TaskData
+from statbench.checksum import files_sha256
+from statbench.dataio import read_json, read_jsonl
+from statbench.errors import DataFormatError, DownloadError
+from statbench.pools import attach_pools
+from statbench.runfile import read_qrels
+from statbench.taskdef import DefinedTask
+from statbench.validation import check_qrels_against_corpus
+
+
+class UkStatutes(DefinedTask):
+    definition_file = "ukstat.json"
+
+    def load(self, data_dir: Path | None, log: logging.Logger) -> TaskData:
+        files = self._layout_files(data_dir, log)
+        dropped: list[str] = []
+        if "corpus_uklegislation.json" in files:
+            corpus = read_real_corpus(files["corpus_uklegislation.json"])
+            queries, qrels, types = read_eval_set(files["eval_statutory_100queries_approved.jsonl"], dropped)
+            source = files["eval_statutory_100queries_approved.jsonl"]
+        else:
+            corpus = read_substitute_corpus(files["corpus.jsonl"])
+            queries, types = read_queries(files["queries.jsonl"], dropped)
+            qrels = self._read_qrels(files["qrels.tsv"], queries, dropped)
+            source = files["qrels.tsv"]
+        check_qrels_against_corpus(qrels, corpus, queries, source, dropped)
+        for item in dropped:
+            log.warning("dropped: %s", item)
+        data = TaskData(
+            corpus=corpus,
+            queries=queries,
+            qrels=qrels,
+            splits=[Split(name="test", test=tuple(queries))],
+            files=list(files.values()),
+            checksum=files_sha256(files.values()),
+            dropped=dropped,
+            groups={"legislation_type": {q: t for q, t in types.items() if q in queries}} if types else {},
+        )
+        attach_pools(self.name, data, self.data_folder(data_dir), log)
+        return data
+
+    def _layout_files(self, data_dir: Path | None, log: logging.Logger) -> dict[str, Path]:
+        """The real layout when complete, else the substitute; downloads only if neither is there."""
+        layouts = self.definition["splits"]["layouts"]
+        for download in (False, True):
+            found = self.locate_files(data_dir, log, download=download)
+            for names in (layouts["real"], layouts["substitute"]):
+                if all(n in found for n in names):
+                    return {n: found[n] for n in names}
+            if data_dir is not None:
+                break
+        root = self.data_folder(data_dir)
+        real = self._missing_message(root, self.file_specs(layouts["real"]), data_dir is not None)
+        substitute = self._missing_message(root, self.file_specs(layouts["substitute"]), data_dir is not None)
+        raise DownloadError(
+            f"{real}\n... or, for the substitute corpus, all of:\n" + "\n".join(substitute.splitlines()[1:])
+        )
+
+    def _read_qrels(self, path: Path, queries: dict[str, Query], dropped: list[str]) -> dict[str, dict[str, int]]:
+        qrels = read_qrels(path)
+        grades = {int(g) for g in self.definition["relevance"]}
+        for qid, docs in qrels.items():
+            for doc, grade in docs.items():
+                if grade not in grades:
+                    raise DataFormatError(path, f"query {qid}, document {doc}: grade {grade} is not one of "
+                                          f"{sorted(grades)}", field="relevance")
+        unknown = sorted(q for q in qrels if q not in queries)
+        if unknown:
+            dropped.append(f"{path.name}: judgements of {len(unknown)} unknown or dropped query(ies) ignored "
+                           f"(e.g. {', '.join(unknown[:3])})")
+            for qid in unknown:
+                del qrels[qid]
+        return qrels
+
+
+def _add_doc(corpus: dict[str, Document], path: Path, doc_id, content, where: int, field: str, first: dict) -> None:
+    doc_id = str(doc_id or "").strip()
+    if not doc_id:
+        raise DataFormatError(path, "empty passage id", where, field)
+    if doc_id in corpus:
+        raise DataFormatError(path, f"duplicate passage id {doc_id!r} (first at {first[doc_id]})", where, field)
+    if not isinstance(content, str):
+        raise DataFormatError(path, f"content must be a string, found {type(content).__name__}", where, "content")
+    corpus[doc_id] = Document(id=doc_id, text=content)
+    first[doc_id] = where
+
+
+def read_substitute_corpus(path: Path) -> dict[str, Document]:
+    corpus: dict[str, Document] = {}
+    first: dict[str, int] = {}
+    for lineno, obj in read_jsonl(path, required=("id", "content")):
+        _add_doc(corpus, path, obj["id"], obj["content"], lineno, "id", first)
+    return corpus
+
+
+def read_real_corpus(path: Path) -> dict[str, Document]:
+    """The 471 MB JSON list; 'line' in errors is the item's index (the file is one JSON value)."""
+    items = read_json(path)
+    if not isinstance(items, list):
+        raise DataFormatError(path, f"expected a JSON list of passages, found {type(items).__name__}")
+    corpus: dict[str, Document] = {}
+    first: dict[str, int] = {}
+    for index, item in enumerate(items):
+        if not isinstance(item, dict) or "content" not in item:
+            raise DataFormatError(path, f"item {index}: missing field", field="content")
+        metadata = item.get("metadata")
+        if not isinstance(metadata, dict) or "chunk_id" not in metadata:
+            raise DataFormatError(path, f"item {index}: missing field", field="metadata.chunk_id")
+        try:
+            _add_doc(corpus, path, metadata["chunk_id"], item["content"], index, "metadata.chunk_id", first)
+        except DataFormatError as exc:  # say "item", not "line"
+            raise DataFormatError(path, f"item {index}: {str(exc).split(': ', 1)[1]}", field=exc.field) from None
+    return corpus
+
+
+def read_queries(path: Path, dropped: list[str]) -> tuple[dict[str, Query], dict[str, str]]:
+    queries: dict[str, Query] = {}
+    types: dict[str, str] = {}
+    for lineno, obj in read_jsonl(path, required=("qid", "query")):
+        _add_query(path, lineno, obj, queries, types, dropped)
+    return queries, types
+
+
+def _add_query(path, lineno, obj, queries, types, dropped) -> str | None:
+    qid = str(obj["qid"]).strip()
+    if not qid:
+        raise DataFormatError(path, "empty query id", lineno, "qid")
+    if qid in queries:
+        raise DataFormatError(path, f"duplicate query id {qid!r}", lineno, "qid")
+    text = str(obj["query"] or "").strip()
+    if not text:
+        dropped.append(f"{path.name} line {lineno}: query {qid} is empty")
+        return None
+    queries[qid] = Query(id=qid, text=text)
+    if obj.get("legislation_type"):
+        types[qid] = str(obj["legislation_type"])
+    return qid
+
+
+def read_eval_set(path: Path, dropped: list[str]):
+    """The real evaluation set; ``doc_id`` (the query's instrument) is deliberately not read."""
+    queries: dict[str, Query] = {}
+    types: dict[str, str] = {}
+    qrels: dict[str, dict[str, int]] = {}
+    for lineno, obj in read_jsonl(path, required=("qid", "query", "answers")):
+        qid = _add_query(path, lineno, obj, queries, types, dropped)
+        if qid is None:
+            continue
+        if not isinstance(obj["answers"], list):
+            raise DataFormatError(path, "answers must be a list", lineno, "answers")
+        judged = qrels.setdefault(qid, {})
+        for answer in obj["answers"]:
+            if not isinstance(answer, dict) or "chunk_id" not in answer or "rel" not in answer:
+                raise DataFormatError(path, "each answer needs chunk_id and rel", lineno, "answers")
+            if answer["rel"] not in (1, 2, 3):
+                raise DataFormatError(path, f"grade {answer['rel']!r} is not 1, 2 or 3", lineno, "answers.rel")
+            judged[str(answer["chunk_id"])] = int(answer["rel"])
+    return queries, qrels, types
+
+
+@hookimpl
+def register_tasks(register):
+    register(UkStatutes)

@@ -1,0 +1,131 @@
+"""The built site in a real browser: headless Chromium (Debian's ``chromium`` package)
+driven by Playwright, opened from file:// with the network off. Sorting, filtering,
+expanding, escaping (no alert may fire), and a screenshot.
+
+Skipped, saying why, when /usr/bin/chromium or the playwright package is missing
+(CI installs both: see .ci/run). Playwright's own browser download is never used."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from statbench.leaderboard.sample import write_sample
+from statbench.leaderboard.site import build_site
+
+CHROMIUM = os.environ.get("STATBENCH_CHROMIUM", "/usr/bin/chromium")
+XSS = "<script>alert(1)</script>"
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync"]
+
+pytestmark = pytest.mark.skipif(
+    not (Path(CHROMIUM).is_file() or shutil.which(CHROMIUM)),
+    reason=f"headless browser test needs Chromium at {CHROMIUM} (Debian: apt-get install chromium)",
+)
+
+
+@pytest.fixture
+def page(tmp_path):
+    sync_api = pytest.importorskip("playwright.sync_api", reason="browser test needs the playwright package")
+    with sync_api.sync_playwright() as pw:
+        # a persistent context is how Playwright takes a fresh --user-data-dir
+        context = pw.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True, args=FLAGS,
+            viewport={"width": 1400, "height": 900},
+        )
+        context.set_default_timeout(15_000)
+        requests: list[str] = []
+
+        def no_network(route):
+            if not route.request.url.startswith("file://"):
+                requests.append(route.request.url)
+                return route.abort()
+            return route.continue_()
+
+        context.route("**/*", no_network)
+        page = context.new_page()
+        page.dialogs, page.errors, page.requests = [], [], requests
+        page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
+        page.on("pageerror", lambda e: page.errors.append(str(e)))
+        try:
+            yield page
+        finally:
+            context.close()
+
+
+@pytest.fixture
+def site(tmp_path) -> Path:
+    write_sample(tmp_path / "results")
+    build_site(tmp_path / "results", tmp_path / "site")
+    return tmp_path / "site"
+
+
+def _visible_labels(page) -> list[str]:
+    return page.eval_on_selector_all(
+        "#leaderboard tbody.row:not([hidden]) tr.main td.model > .name", "els => els.map(e => e.textContent)"
+    )
+
+
+def _column(page, label: str) -> list[float]:
+    index = page.eval_on_selector_all(
+        "#leaderboard thead th", f"ths => ths.findIndex(th => th.getAttribute('data-col') === 'm:{label}')"
+    )
+    texts = page.eval_on_selector_all(
+        f"#leaderboard tbody.row:not([hidden]) tr.main > td:nth-child({index + 1})",
+        "tds => tds.map(td => (td.querySelector('summary') || td).firstChild.textContent.trim())",
+    )
+    return [float(t) for t in texts]
+
+
+def test_site_in_headless_chromium(page, site, tmp_path):
+    page.goto((site / "index.html").as_uri())
+    page.click("text=toy")
+    assert page.url.endswith("/task-toy.html")
+    assert len(_visible_labels(page)) == 7
+
+    # sort by R@10: first click descending, second ascending
+    page.click("th[data-col='m:R@10'] button.sort")
+    assert page.get_attribute("th[data-col='m:R@10']", "aria-sort") == "descending"
+    values = _column(page, "R@10")
+    assert values == sorted(values, reverse=True) and len(values) == 7
+    assert _visible_labels(page)[0] == "dense-ft"
+    page.click("th[data-col='m:R@10'] button.sort")
+    assert _column(page, "R@10") == sorted(values)
+    # sort by model name: alphabetical
+    page.click("th[data-col='label'] button.sort")
+    assert _visible_labels(page) == ["<script>alert(1)</script>", "bm25", "bm25", "colbert", "dense-ft", "model2vec", "ql"]
+
+    # filter: drop the lexical family (bm25, ql), then only trained models
+    page.uncheck("input[name='family'][value='lexical']")
+    assert _visible_labels(page) == ["<script>alert(1)</script>", "bm25", "colbert", "dense-ft", "model2vec"]  # bm25 → monot5 stays
+    page.check("input[name='trained'][value='trained']")
+    assert _visible_labels(page) == ["dense-ft"]
+    page.check("input[name='trained'][value='all']")
+    page.check("input[name='family'][value='lexical']")
+    assert len(_visible_labels(page)) == 7
+
+    # significance markers against bm25
+    assert page.locator("#leaderboard a.sig.up").count() == 3
+    assert page.locator("#leaderboard a.sig.down").count() == 1
+
+    # escaping: the script-named model is text, and no alert fired
+    cell = page.locator("td.model > .name", has_text=XSS)
+    assert cell.count() == 1 and cell.is_visible() and cell.inner_text() == XSS
+    assert page.dialogs == [] and page.errors == []
+
+    # per-fold values and provenance on expansion
+    first = page.locator("#leaderboard tbody.row").first
+    first.locator("details.folds summary").first.click()
+    assert first.locator(".fold-table").first.is_visible()
+    assert "fold-1" in first.locator(".fold-table").first.inner_text()
+    first.locator("button.toggle").click()
+    detail = first.locator("tr.detail")
+    assert detail.is_visible() and "statbench run --task toy" in detail.inner_text()
+
+    shot = tmp_path / "leaderboard.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 10_000
+    assert page.requests == []  # nothing tried to reach the network

@@ -1,0 +1,97 @@
+"""BM25 (bm25s), QL and TF-IDF against hand-computed scores; French and Chinese rankings."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from test_lexical_helpers import EN_DOCS, FR_DOCS, FR_QUERIES, context, top
+from statbench.api import Query
+from statbench.errors import StatbenchError, UnknownNameError
+from statbench.models.analysis import Analyzer
+from statbench.models.bm25 import BM25
+from statbench.models.ql import QueryLikelihood
+from statbench.models.tfidf import TfIdf
+
+QUERY = [Query("q", "rent deposits")]
+
+# BM25, bm25s "lucene" variant, k1=1.2 b=0.75, N=3, avgdl=3:
+#   idf(rent) = ln(1 + 2.5/1.5), idf(deposit) = ln(1 + 1.5/2.5)
+#   d1: idf(rent) * 2/(2 + 1.2*(0.25 + 0.75*3/3))
+#   d2: idf(deposit) * 1/(1 + 1.2*(0.25 + 0.75*2/3))
+#   d3: idf(deposit) * 3/(3 + 1.2*(0.25 + 0.75*4/3))
+BM25_EXPECTED = {"d1": 0.613018283, "d3": 0.313335753, "d2": 0.247370331}
+
+
+def test_analyzers():
+    assert Analyzer("en")("The tenants pays deposits") == ["tenant", "pay", "deposit"]
+    assert Analyzer("fr")("L'employeur doit payer les salaires") == ["employeur", "doit", "pai", "salair"]
+    assert Analyzer("fr", stem=False)("Qu'il paie l'entretien") == ["paie", "entretien"]
+    assert Analyzer("zh")("个体工商户的债务") == ["个体", "工商户", "债务"]
+
+
+def test_bm25s_matches_hand_computed_scores(tmp_path):
+    model = BM25()
+    model.index(EN_DOCS, context(tmp_path))
+    ranking = model.search(QUERY, 10, context(tmp_path))["q"]
+    assert top(ranking) == ["d1", "d3", "d2"]
+    assert dict(ranking) == pytest.approx(BM25_EXPECTED, rel=1e-5)
+
+
+def test_bm25_presets_and_bad_values():
+    assert BM25(preset="gdsr").params["k1"] == 2.5 and BM25(preset="gdsr").params["b"] == 0.2
+    assert BM25(preset="bsard", b=0.5).params == {**BM25.default_params, "k1": 1.0, "b": 0.5, "preset": "bsard"}
+    with pytest.raises(StatbenchError, match="unknown backend 'solr' for bm25; valid choices: bm25s, lucene"):
+        BM25(backend="solr")
+    with pytest.raises(UnknownNameError):
+        TfIdf(k1=1.0)
+
+
+def test_ql_matches_hand_computed_dirichlet(tmp_path):
+    # mu=2, |C|=9, p(rent)=2/9, p(deposit)=4/9, two query terms:
+    #   d1: ln(1 + 2/(2*2/9)) + 2 ln(2/5); d2: ln(1 + 1/(2*4/9)) + 2 ln(2/4); d3: ln(1 + 3/(2*4/9)) + 2 ln(2/6)
+    model = QueryLikelihood(mu=2.0)
+    model.index(EN_DOCS, context(tmp_path))
+    ranking = model.search(QUERY, 10, context(tmp_path))["q"]
+    assert top(ranking) == ["d1", "d2", "d3"]
+    expected = {"d1": math.log(5.5) + 2 * math.log(0.4), "d2": math.log(2.125) + 2 * math.log(0.5),
+                "d3": math.log(4.375) + 2 * math.log(1 / 3)}
+    assert dict(ranking) == pytest.approx(expected, rel=1e-9)
+    assert expected["d1"] == pytest.approx(-0.1278333715)
+    # the index is cached: a new instance reads it back and scores the same
+    again = QueryLikelihood(mu=2.0)
+    again.index(EN_DOCS, context(tmp_path))
+    assert dict(again.search(QUERY, 10, context(tmp_path))["q"]) == pytest.approx(expected)
+
+
+def test_tfidf_cosine_matches_hand_computed(tmp_path):
+    # idf = ln((1+3)/(1+df)) + 1; query "tenant deposit" has both terms at idf ln(4/3)+1, so
+    # d3 = (1 + 3)/sqrt(2 * 10) exactly; d1 and d2 share one term each.
+    model = TfIdf()
+    model.index(EN_DOCS, context(tmp_path))
+    ranking = model.search([Query("q", "tenant deposit")], 10, context(tmp_path))["q"]
+    assert top(ranking) == ["d3", "d2", "d1"]
+    assert dict(ranking) == pytest.approx({"d3": 4 / math.sqrt(20), "d2": 0.4280460351, "d1": 0.2513287083}, rel=1e-8)
+    assert model.search([Query("none", "unknown words")], 10, context(tmp_path))["none"] == []
+
+
+@pytest.mark.parametrize("model", [BM25(), QueryLikelihood(), TfIdf()], ids=["bm25", "ql", "tfidf"])
+def test_french_rankings(tmp_path, model):
+    ctx = context(tmp_path, "fr")
+    model.index(FR_DOCS, ctx)
+    results = model.search(FR_QUERIES, 10, ctx)
+    for query in FR_QUERIES:
+        assert top(results[query.id])[0] == query.id.removeprefix("q-"), (query.text, results[query.id])
+
+
+@pytest.mark.parametrize("name", ["bm25", "ql", "tfidf"])
+def test_end_to_end_on_stard_fixture(stard_dir, tmp_path, name):
+    import logging
+
+    from statbench.runner import RunRequest, execute
+
+    outcome = execute(RunRequest(task="stard", model=name, data_dir=stard_dir, output=tmp_path / "out"),
+                      logging.getLogger("t"), lambda d, total=None: (lambda n=1: None))
+    assert outcome.results["all_queries"]["R@5"] == 1.0
+    assert outcome.results["all_queries"]["MRR@3"] >= 0.8
