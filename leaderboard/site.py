@@ -62,6 +62,7 @@ def _fmt(value) -> str:
 
 def _environment():
     import jinja2
+    import markupsafe
 
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("statbench.leaderboard", "templates"),
@@ -72,7 +73,7 @@ def _environment():
         keep_trailing_newline=True,
     )
     env.filters["fmt"] = _fmt
-    env.filters["json_for_html"] = lambda obj: jinja2.utils.markupsafe.Markup(json_for_html(obj))
+    env.filters["json_for_html"] = lambda obj: markupsafe.Markup(json_for_html(obj))
     env.filters["signed"] = lambda v: "—" if v is None else f"{v:+.4f}"
     from statbench.significance import format_p
 

@@ -131,7 +131,7 @@ def test_each_split_trains_from_the_initial_weights(stard_dir, bert_dir, tmp_pat
     import logging
 
     from statbench.api import Document, Query, RunContext
-    from statbench.models.dense import all_retrievers
+    from statbench.models.dense import all_retrievers, load_encoder
 
     cls = next(c for c in all_retrievers() if c.name == "biencoder-ft")
     model = cls(model=str(bert_dir), **CHUNKS, epochs=1, train_batch_size=2, max_steps=2, warmup_steps=0)
@@ -143,7 +143,6 @@ def test_each_split_trains_from_the_initial_weights(stard_dir, bert_dir, tmp_pat
         ctx = RunContext("stard", "zh", tmp_path / split, cache_root(), "x" * 64, logging.getLogger("t"))
         model.train(queries, qrels, corpus, ctx)
         weights.append({k: v.clone() for k, v in model._doc_encoder.state_dict().items()})
-    initial = tiny_models and __import__("statbench.models.dense", fromlist=["load_encoder"]).load_encoder(
-        str(bert_dir), "auto", 14, "cpu").state_dict()
+    initial = load_encoder(str(bert_dir), "auto", 14, "cpu").state_dict()
     assert all(np.allclose(weights[0][k], weights[1][k]) for k in weights[0])
     assert not all(np.allclose(weights[0][k], initial[k]) for k in weights[0])

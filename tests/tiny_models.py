@@ -115,8 +115,11 @@ def colbert(folder: Path, texts, dim: int = 8, seed: int = 0) -> Path:
 
 def sentence_transformer(folder: Path, texts, seed: int = 0) -> Path:
     """A sentence-transformers folder (modules.json, mean pooling, Normalize)."""
-    from sentence_transformers import SentenceTransformer, models
+    from sentence_transformers import SentenceTransformer
 
+    from statbench.models.dense import _st_modules
+
+    models = _st_modules()
     base = bert(folder.with_name(folder.name + "-base"), texts, seed)
     word = models.Transformer(str(base), max_seq_length=64)
     model = SentenceTransformer(modules=[word, models.Pooling(HIDDEN, "mean"), models.Normalize()], device="cpu")

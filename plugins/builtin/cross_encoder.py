@@ -124,7 +124,7 @@ class MonoT5Reranker(_PairScorer):
         for start in range(0, len(pairs), batch):
             texts = [f"Query: {q} Document: {d} Relevant:" for q, d in pairs[start : start + batch]]
             enc = self._tokenizer(texts, padding=True, truncation=True, max_length=int(self.params["max_length"]),
-                                  return_tensors="pt").to(device)
+                                  return_tensors="pt", return_token_type_ids=False).to(device)
             start_ids = torch.full((len(texts), 1), self._model.config.decoder_start_token_id, device=device)
             with torch.inference_mode():
                 logits = self._model(**enc, decoder_input_ids=start_ids).logits[:, 0, [self._false, self._true]]
