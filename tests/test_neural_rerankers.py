@@ -59,7 +59,7 @@ def test_colbert_first_stage_and_reranker_agree_on_maxsim(stard_dir, colbert_dir
     second, _ = tiny_models.run(stard_dir, "bm25", reranker="colbertv2", reranker_params=rerank_params)
     by_doc_first = {r[2]: float(r[4]) for r in ranked}
     for r in _run_lines(second):
-        assert float(r[4]) == pytest.approx(by_doc_first[r[2]], abs=1e-4)
+        assert float(r[4]) == pytest.approx(by_doc_first[r[2]], rel=1e-3)  # the index stores float16
 
     import shutil
 
@@ -98,9 +98,9 @@ def test_colbert_encoder_matches_colbert_ai(colbert_dir, monkeypatch):
     texts = [d["content"] for d in STARD_CORPUS[:3]]
     queries = ["个体工商户的债务由谁承担？", "婚姻制度"]
     assert torch.allclose(ours.queries(queries), reference.queryFromText(queries).float(), atol=1e-5)
-    docs, _ = reference.docFromText(texts, keep_dims="flatten")
-    flat = torch.cat(ours.docs(texts, batch_size=2))
-    assert flat.shape == docs.shape and torch.allclose(flat, docs.float(), atol=1e-5)
+    expected = reference.docFromText(texts, keep_dims=False)  # one (tokens, dim) tensor per passage
+    for mine, theirs in zip(ours.docs(texts, batch_size=2), expected):
+        assert mine.shape == theirs.shape and torch.allclose(mine, theirs.float(), atol=1e-5)
 
 
 def test_reranker_on_a_frozen_pool(tmp_path):
