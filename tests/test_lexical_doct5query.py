@@ -11,7 +11,7 @@ from statbench.api import Document, Query
 from statbench.errors import StatbenchError
 from statbench.models import doct5query
 from statbench.models.doct5query import DocT5Query
-from test_lexical_helpers import EN_DOCS, FR_DOCS, context, top
+from lexical_fixtures import EN_DOCS, FR_DOCS, context, top
 
 
 @pytest.fixture(scope="module")

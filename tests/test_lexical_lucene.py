@@ -10,7 +10,7 @@ from statbench.api import Query
 from statbench.errors import StatbenchError
 from statbench.models.bm25 import BM25
 from statbench.models.ql import QueryLikelihood
-from test_lexical_helpers import EN_DOCS, FR_DOCS, FR_QUERIES, context, top
+from lexical_fixtures import EN_DOCS, FR_DOCS, FR_QUERIES, context, top
 from test_lexical_models import BM25_EXPECTED, QUERY
 
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from test_lexical_helpers import EN_DOCS, FR_DOCS, FR_QUERIES, context, top
+from lexical_fixtures import EN_DOCS, FR_DOCS, FR_QUERIES, context, top
 from statbench.api import Query
 from statbench.errors import StatbenchError, UnknownNameError
 from statbench.models.analysis import Analyzer

@@ -10,7 +10,7 @@ import pytest
 from statbench.api import Document, Query
 from statbench.errors import DataFormatError, StatbenchError
 from statbench.models.static_embeddings import FastTextRetriever, Word2VecRetriever
-from test_lexical_helpers import context, top
+from lexical_fixtures import context, top
 
 HOUSING = ["loyer", "bail", "locataire", "bailleur", "logement", "appartement", "caution", "préavis"]
 WORK = ["salaire", "employeur", "travailleur", "contrat", "licenciement", "congé", "emploi", "patron"]
