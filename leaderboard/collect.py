@@ -110,7 +110,12 @@ def find_results(root: Path) -> list[Path]:
 
 
 def collect(root: Path) -> tuple[dict[str, list[Row]], list[str]]:
-    """Rows per task (sorted by identity) and the problems to report, one line each."""
+    """Rows per board (sorted by identity) and the problems to report, one line each.
+
+    A board is a task on one version of its data (``task.data_checksum``): scores on
+    other data are not comparable, so they never share a table or a significance test.
+    The version with the most rows keeps the task's name; any other gets its own board,
+    named ``TASK @ data CHECKSUM[:8]``."""
     from statbench.errors import DataFormatError
     from statbench.results import load_results
 
@@ -128,7 +133,7 @@ def collect(root: Path) -> tuple[dict[str, list[Row]], list[str]]:
             continue
         ident = identity(results)
         row = Row(key=row_key(ident), identity=ident, path=path, results=results)
-        slot = (row.task, row.key)
+        slot = (row.task, results["task"]["data_checksum"], row.key)
         previous = chosen.get(slot)
         if previous is None:
             chosen[slot] = row
@@ -136,7 +141,13 @@ def collect(root: Path) -> tuple[dict[str, list[Row]], list[str]]:
         newer, older = (row, previous) if results["created"] > previous.results["created"] else (previous, row)
         chosen[slot] = newer
         report.append(f"skipped {older.path}: superseded by {newer.path} (same configuration, newer)")
+    versions: dict[str, dict[str, int]] = {}
+    for task, checksum, _ in chosen:
+        versions.setdefault(task, {}).setdefault(checksum, 0)
+        versions[task][checksum] += 1
+    main = {task: min(counts, key=lambda c: (-counts[c], c)) for task, counts in versions.items()}
     tasks: dict[str, list[Row]] = {}
-    for (task, _), row in sorted(chosen.items(), key=lambda item: (item[0][0], item[1].sort_key)):
-        tasks.setdefault(task, []).append(row)
+    for (task, checksum, _), row in sorted(chosen.items(), key=lambda item: (item[0][:2], item[1].sort_key)):
+        board = task if checksum == main[task] else f"{task} @ data {checksum[:8]}"
+        tasks.setdefault(board, []).append(row)
     return tasks, report

@@ -295,9 +295,9 @@ def _task_page(name: str, rows: list[Row], baseline: str, measure: str | None, d
                task_slug: str, copy_runs: bool, results_root: Path) -> dict:
     from statbench.significance import primary_measure
 
-    info = _task_info(name, rows)
+    info = _task_info(rows[0].task, rows)
     labels_all = [m["label"] for m in info["measures"]]
-    tested = measure if measure in labels_all else primary_measure(name, labels_all, info["cls"])
+    tested = measure if measure in labels_all else primary_measure(rows[0].task, labels_all, info["cls"])
     base = _pick_baseline(rows, baseline)
     comparisons = _significance(rows, tested, base)
     views = []
@@ -330,6 +330,7 @@ def _task_page(name: str, rows: list[Row], baseline: str, measure: str | None, d
         "name": name,
         "slug": task_slug,
         "info": info,
+        "data_checksum": rows[0].results["task"]["data_checksum"],
         "tested": tested,
         "baseline": base and labels[base.key],
         "baseline_wanted": baseline,

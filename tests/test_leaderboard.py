@@ -245,3 +245,21 @@ def test_slug():
 def test_missing_results_folder(tmp_path):
     result = CliRunner().invoke(cli, ["leaderboard", "build", "--results", str(tmp_path / "nope"), "--out", str(tmp_path / "s")])
     assert result.exit_code == 2 and "results folder" in result.output and "does not exist" in result.output
+
+
+def test_results_on_other_data_get_their_own_board(tmp_path):
+    root = tmp_path / "results"
+    write_result(root / "a", make_results(_scores(0.3)))
+    write_result(root / "b", make_results(_scores(0.4), model="ql"))
+    other = make_results(_scores(0.9))  # the same configuration, scored on a different corpus
+    other["task"]["data_checksum"] = "f" * 64
+    write_result(root / "c", other)
+    report = build_site(root, tmp_path / "site")
+    assert report.rows == 3
+    assert not any("superseded" in p for p in report.problems)
+    main = (tmp_path / "site" / "task-toy.html").read_text("utf-8")
+    assert sorted(r["label"] for r in _blob(main)["rows"].values()) == ["bm25", "ql"]
+    side = [p for p in (tmp_path / "site").glob("task-*.html") if p.name != "task-toy.html"]
+    assert len(side) == 1
+    html = side[0].read_text("utf-8")
+    assert "toy @ data ffffffff" in html and [r["label"] for r in _blob(html)["rows"].values()] == ["bm25"]
