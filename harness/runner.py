@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as _dt
 import logging
 import platform
+import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,6 +138,34 @@ def _throughput(*models) -> dict[str, float]:
             if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
                 out[str(key)] = round(float(value), 4)
     return out
+
+
+def equivalent_command(request: RunRequest) -> str:
+    """The ``statbench run`` command line that repeats ``request`` (for runs started from Python)."""
+
+    args = ["statbench", "run", "--task", request.task]
+    if request.model:
+        args += ["--model", request.model]
+    args += [a for p in _param_strings(request.params) for a in ("--param", p)]
+    if request.pool:
+        args += ["--pool", request.pool]
+    if request.reranker:
+        args += ["--reranker", request.reranker]
+        args += [a for p in _param_strings(request.reranker_params) for a in ("--reranker-param", p)]
+        if request.rerank_depth != DEFAULT_RERANK_DEPTH:
+            args += ["--rerank-depth", str(request.rerank_depth)]
+    args += [a for s in request.splits or () for a in ("--split", s)]
+    if request.data_dir is not None:
+        args += ["--data-dir", str(request.data_dir)]
+    if request.output is not None:
+        args += ["--output", str(request.output)]
+    return shlex.join(args)
+
+
+def _param_strings(params) -> list[str]:
+    if isinstance(params, dict):
+        return [f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in params.items()]
+    return list(params)
 
 
 def _instantiate(entry: Registered, params):
@@ -304,7 +333,7 @@ def _provenance(task, data, request, task_entry, model_entry, retriever, reranke
         "model": model,
         "reranker": _model_record(reranker_entry, reranker) if reranker else None,
         "pool": request.pool,
-        "command": request.command,
+        "command": request.command or equivalent_command(request),
         "environment": {
             "python": platform.python_version(),
             "platform": platform.platform(),

@@ -162,3 +162,19 @@ def test_help_imports_no_heavy_modules():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_runs_started_from_python_record_the_equivalent_command(stard_dir, tmp_path):
+    import logging
+
+    from statbench.runner import RunRequest, execute
+
+    out = tmp_path / "out"
+    request = RunRequest(task="stard", model="bm25", params={"k1": 0.9, "b": 0.4}, data_dir=stard_dir, output=out)
+    outcome = execute(request, logging.getLogger("test"), lambda description, total=None: (lambda n=1: None))
+    command = outcome.results["command"]
+    assert command == f"statbench run --task stard --model bm25 --param k1=0.9 --param b=0.4 --data-dir {stard_dir} --output {out}"
+    # and that command reproduces the run file byte for byte
+    again = run_cli(*command.split()[1:-2], "--output", str(tmp_path / "again"), "--no-progress")
+    assert again.exit_code == 0, again.output
+    assert (tmp_path / "again" / "run.trec").read_text() == (out / "run.trec").read_text()
