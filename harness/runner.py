@@ -19,8 +19,9 @@ from pathlib import Path
 
 from . import __version__
 from .api import Ranking, Reranker, Retriever, RunContext, Split, Task, TaskData
-from .atomic import write_text
+from .atomic import write_json, write_text
 from .checksum import config_key, file_sha256
+from .dataio import read_json
 from .errors import StatbenchError, UnknownNameError
 from .evaluation import mean_scores, over_splits, per_query_scores
 from .params import parse_params
@@ -115,7 +116,8 @@ def execute(request: RunRequest, log: logging.Logger, progress) -> RunOutcome:
         )
         results["timings"] = {k: round(v, 4) for k, v in timings.items()}
         results["cache"] = cache_hits
-        throughput = _throughput(retriever, reranker)
+        # measured now, or recorded when the cached splits were computed
+        throughput = _throughput(retriever, reranker) or state.get("cached_throughput", {})
         if throughput:
             results["throughput"] = throughput
         write_run(run_path, rankings, tag)
@@ -210,9 +212,12 @@ def _run_split(task, data, split, request, retriever, reranker, timings, cache_h
         }
     )
     cached = cache_root() / "runs" / task.name / f"{key}.trec"
+    stats_file = cached.with_suffix(".stats.json")
     if cached.is_file():
         log.info("%s: reusing cached run %s", split.name, cached)
         cache_hits[split.name] = "hit"
+        if stats_file.is_file():
+            state.setdefault("cached_throughput", {}).update(read_json(stats_file))
         return read_run(cached)
     cache_hits[split.name] = "miss"
     queries = [data.queries[q] for q in split.test if q in data.queries]
@@ -236,6 +241,9 @@ def _run_split(task, data, split, request, retriever, reranker, timings, cache_h
         }
         first = _timed(timings, "rerank", lambda: reranker.rerank(queries, candidates, data.corpus, ctx))
     ordered = {qid: order_ranking(ranking, task.depth) for qid, ranking in first.items()}
+    throughput = _throughput(retriever, reranker)
+    if throughput:
+        write_json(stats_file, throughput)
     write_run(cached, ordered, "statbench-cache")
     return ordered
 

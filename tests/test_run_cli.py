@@ -56,6 +56,7 @@ class Counting(Retriever):
         if Counting.fail_after is not None and Counting.searches >= Counting.fail_after:
             raise RuntimeError("interrupted")
         Counting.searches += 1
+        self.stats = {"queries_per_search": len(queries)}  # reported as throughput
         return {q.id: [(d.id, float(len(set(q.text) & set(d.text)))) for d in self.docs] for q in queries}
 
 
@@ -79,8 +80,9 @@ def test_second_identical_run_does_no_retrieval_work(stard_dir, tmp_path, counti
     assert n_splits == len(json.loads((tmp_path / "a" / "results.json").read_text())["splits"]) > 1
     assert run_cli(*args, "--output", str(tmp_path / "b")).exit_code == 0
     assert counting.searches == n_splits
-    cache = json.loads((tmp_path / "b" / "results.json").read_text())["cache"]
-    assert set(cache.values()) == {"hit"}
+    first, second = (json.loads((tmp_path / d / "results.json").read_text()) for d in ("a", "b"))
+    assert set(second["cache"].values()) == {"hit"}
+    assert second["throughput"] == first["throughput"] == {"queries_per_search": 1.0}  # kept from the cache
     assert (tmp_path / "a" / "run.trec").read_text() == (tmp_path / "b" / "run.trec").read_text()
 
 
