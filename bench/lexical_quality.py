@@ -126,8 +126,9 @@ def main(argv=None) -> None:
     text = "\n".join(parts)
     print(text)
     if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text, encoding="utf-8")
+        from statbench.atomic import write_text
+
+        write_text(args.output, text)
 
 
 if __name__ == "__main__":

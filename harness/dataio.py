@@ -17,9 +17,10 @@ def _open_text(path: Path):
         raise DataFormatError(path, "file not found") from None
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Decode line by line, so that a bad byte is reported on its own line (a text-mode
-    file decodes in blocks and would fail lines too early)."""
+def read_lines(path) -> Iterator[tuple[int, str]]:
+    """Yield ``(line number, line)`` of a UTF-8 text file, decoded line by line so that a
+    bad byte is reported on its own line (a text-mode file decodes in blocks and would
+    fail lines too early)."""
     try:
         handle = open(path, "rb")
     except FileNotFoundError:
@@ -35,11 +36,6 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
             yield lineno, line
 
 
-def read_lines(path) -> Iterator[tuple[int, str]]:
-    """Yield ``(line number, line)`` of a UTF-8 text file; bad encoding names the line."""
-    yield from _lines(Path(path))
-
-
 def require_fields(path: Path, lineno: int, obj: dict, fields) -> None:
     for name in fields:
         if name not in obj:
@@ -49,7 +45,7 @@ def require_fields(path: Path, lineno: int, obj: dict, fields) -> None:
 def read_jsonl(path, required=()) -> Iterator[tuple[int, dict]]:
     """Yield ``(line number, object)``; a truncated or non-object line is an error."""
     path = Path(path)
-    for lineno, line in _lines(path):
+    for lineno, line in read_lines(path):
         if not line.strip():
             continue
         try:
@@ -76,7 +72,7 @@ def read_json(path):
 def read_csv(path, required=()) -> Iterator[tuple[int, dict]]:
     """Yield ``(line number, row)`` from a CSV with a header naming ``required`` columns."""
     path = Path(path)
-    reader = csv.DictReader(line for _, line in _lines(path))
+    reader = csv.DictReader(line for _, line in read_lines(path))
     try:
         missing = [c for c in required if c not in (reader.fieldnames or [])]
         if missing:

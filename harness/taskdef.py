@@ -102,10 +102,5 @@ class DefinedTask(Task):
         by_name = {spec["name"]: spec for spec in self.definition["files"]}
         return [by_name[n] for n in names]
 
-    @classmethod
-    def split_counts(cls) -> dict[str, int]:
-        """Query subsets and their declared sizes (from the definition; nothing is loaded)."""
-        return dict(cls.definition.get("splits", {}).get("subsets", {}))
-
     def load(self, data_dir: Path | None, log: logging.Logger) -> TaskData:
         raise NotImplementedError

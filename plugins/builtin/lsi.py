@@ -74,7 +74,7 @@ class LSIClassifier(Retriever):
         import torch
         import torch.nn.functional as F
 
-        from .training import Checkpoints, optimizer_and_schedule, planned_steps, seed_everything, training_pairs
+        from .training import Checkpoints, optimizer_and_schedule, optimizer_step, planned_steps, seed_everything, training_pairs
 
         p = self.params
         seed_everything(int(p["seed"]))
@@ -116,13 +116,8 @@ class LSIClassifier(Retriever):
                 logits = self._logits([b.query for b in batch])
                 target = torch.tensor([label_index[b.doc_id] for b in batch], device=logits.device)
                 loss = F.cross_entropy(logits, target)
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(self._model.parameters(), 1.0)
-                optimizer.step()
-                schedule.step()
-                optimizer.zero_grad()
+                loss_value = optimizer_step(loss, self._model.parameters(), optimizer, schedule)
                 step += 1
-                loss_value = float(loss.detach())
                 advance()
             finished = step >= total or epoch + 1 == int(p["epochs"])
             summary = {"epoch": epoch + 1, "step": step, "loss": loss_value, "finished": finished,

@@ -91,6 +91,18 @@ def optimizer_and_schedule(parameters, params: dict, total_steps: int):
     return optimizer, get_linear_schedule_with_warmup(optimizer, warmup, max(total_steps, 1))
 
 
+def optimizer_step(loss, parameters, optimizer, schedule) -> float:
+    """Back-propagate, clip gradients to norm 1, step optimizer and schedule; the loss value."""
+    import torch
+
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(parameters, 1.0)
+    optimizer.step()
+    schedule.step()
+    optimizer.zero_grad()
+    return float(loss.detach())
+
+
 def planned_steps(n_examples: int, params: dict) -> tuple[int, int]:
     """(steps per epoch, total steps) after the ``max_steps`` cap."""
     per_epoch = max(1, math.ceil(n_examples / int(params["train_batch_size"])))
@@ -212,13 +224,8 @@ def contrastive_fit(
             )
             scores = scores.masked_fill(mask.to(scores.device), float("-inf"))
             loss = F.cross_entropy(scores, torch.arange(len(batch), device=scores.device))
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(parameters, 1.0)
-            optimizer.step()
-            schedule.step()
-            optimizer.zero_grad()
+            loss_value = optimizer_step(loss, parameters, optimizer, schedule)
             step += 1
-            loss_value = float(loss.detach())
             advance()
         finished = step >= total or epoch + 1 == epochs
         summary = {"epoch": epoch + 1, "step": step, "loss": loss_value, "finished": finished,
