@@ -31,7 +31,8 @@ MODELS = [
 #: published-label prefixes per model name
 PUBLISHED_PREFIX = {"bm25": "bm25", "ql": "ql", "tfidf": "tfidf", "word2vec": "word2vec", "fasttext": "fasttext",
                     "doct5query": "doct5query"}
-TASKS = {"stard": "/work/shared/data/stard", "ukstat": "/work/shared/data/uk_statuterank"}
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"  # ../shared/data beside the checkout
+TASKS = {"stard": SHARED_DATA / "stard", "ukstat": SHARED_DATA / "uk_statuterank"}
 TASK_NOTES = {
     "stard": "Corpus: the rebuilt 58,279-article corpus (the paper's 55,348-article corpus.jsonl is not "
              "obtainable); queries and relevance are the real ones.",

@@ -6,8 +6,8 @@ backends; Lucene analyses inside indexing), indexing, and searching every query 
 rank-bm25 scores documents in a Python loop, so it searches a sample of queries and its
 full search time is extrapolated (marked ~). Results go to a markdown table with ratios.
 
-    python bench/lexical_speed.py --task stard --data-dir /work/shared/data/stard \\
-        --output bench/results/lexical_speed.md
+    python bench/lexical_speed.py --task stard --data-dir ../shared/data/stard \\
+        --repeat 3 --output bench/results/lexical_speed.md
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-BACKENDS = ("bm25s", "lucene", "lucene-pretokenized", "rank-bm25")
+BACKENDS = ("bm25s", "bm25s-pyjieba", "lucene", "lucene-pretokenized", "rank-bm25")
 K = 100
 
 
@@ -37,8 +37,8 @@ def worker(backend: str, task_name: str, data_dir: str, sample: int) -> dict:
     corpus = list(data.corpus.values())
     queries = list(data.queries.values())
     times = {"load_data": time.perf_counter() - t0}
-    runner = {"bm25s": _bm25s, "lucene": _lucene, "lucene-pretokenized": _lucene_pretokenized,
-              "rank-bm25": _rank_bm25}[backend]
+    runner = {"bm25s": _bm25s, "bm25s-pyjieba": _bm25s_pyjieba, "lucene": _lucene,
+              "lucene-pretokenized": _lucene_pretokenized, "rank-bm25": _rank_bm25}[backend]
     t1 = time.perf_counter()
     searched = runner(task, data, corpus, queries, times, sample)
     times["end_to_end"] = time.perf_counter() - t1  # everything but loading the task data
@@ -47,24 +47,24 @@ def worker(backend: str, task_name: str, data_dir: str, sample: int) -> dict:
             "queries": len(queries), "queries_searched": searched}
 
 
-def _analyse(task, data, corpus, queries, times):
-    from statbench.models.analysis import Analyzer
+def _analyse(task, data, corpus, queries, times, segmenter="jieba-rs"):
+    from statbench.models.analysis import Analyzer, analyse_texts
 
     t = time.perf_counter()
-    analyzer = Analyzer(task.language, stopwords=data.stopwords)
-    doc_tokens = [analyzer(d.text) for d in corpus]
+    analyzer = Analyzer(task.language, stopwords=data.stopwords, segmenter=segmenter)
+    doc_tokens = analyse_texts(analyzer, [d.text for d in corpus])  # as `statbench run` does
     query_tokens = [analyzer(q.text) for q in queries]
     times["analysis"] = time.perf_counter() - t
     return doc_tokens, query_tokens
 
 
-def _bm25s(task, data, corpus, queries, times, sample):
+def _bm25s(task, data, corpus, queries, times, sample, segmenter="jieba-rs"):
     t = time.perf_counter()
     import bm25s
     import numpy as np
 
     times["startup"] = time.perf_counter() - t
-    doc_tokens, query_tokens = _analyse(task, data, corpus, queries, times)
+    doc_tokens, query_tokens = _analyse(task, data, corpus, queries, times, segmenter)
     t = time.perf_counter()
     model = bm25s.BM25(k1=0.9, b=0.4, method="lucene")
     model.index(doc_tokens, show_progress=False)
@@ -78,6 +78,10 @@ def _bm25s(task, data, corpus, queries, times, sample):
             np.argpartition(-scores, min(K, len(scores) - 1))[:K]
     times["search"] = time.perf_counter() - t
     return len(queries)
+
+
+def _bm25s_pyjieba(*args):
+    return _bm25s(*args, segmenter="jieba")
 
 
 def _lucene(task, data, corpus, queries, times, sample, pretokenized: bool = False):
@@ -146,7 +150,16 @@ def run_backend(backend: str, args) -> dict:
     return result
 
 
+def median_run(runs: list[dict]) -> dict:
+    """The run with the median end-to-end time (the lower one of an even count), with the
+    end-to-end times of every run attached."""
+    ordered = sorted(runs, key=lambda r: r["times"]["end_to_end"])
+    return {**ordered[(len(ordered) - 1) // 2], "all_end_to_end": [r["times"]["end_to_end"] for r in ordered]}
+
+
 def table(results: list[dict], args) -> str:
+    from statbench.models.analysis import analysis_workers
+
     base = next(r for r in results if r["backend"] == "bm25s")
     first = results[0]
     lines = [
@@ -154,29 +167,34 @@ def table(results: list[dict], args) -> str:
         "",
         f"Corpus: {first['documents']:,} documents, {first['queries']:,} queries, top {K}; k1=0.9 b=0.4. "
         f"Machine: {platform.processor() or platform.machine()}, {_cpus()} CPU(s), Python {platform.python_version()}. "
-        "Each backend ran in its own process; seconds, peak RSS of that process.",
+        f"Each backend ran {len(first['all_end_to_end'])} times, round-robin, each time in its own process; "
+        "every row is the run with the median end-to-end time (seconds, peak RSS of that process).",
         "",
-        "| backend | start-up | analysis | index | search | end to end | process wall | peak RSS (MiB) "
-        "| end to end / bm25s | index+search / bm25s | memory / bm25s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| backend | start-up | analysis | index | search | end to end | range of end to end | process wall "
+        "| peak RSS (MiB) | end to end / bm25s | index+search / bm25s | memory / bm25s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         t = r["times"]
         mark = "~" if t.get("end_to_end_extrapolated") else ""
         lines.append(
             f"| {r['backend']} | {t['startup']:.2f} | {t['analysis']:.2f} | {t['index']:.2f} | {mark}{t['search']:.2f} | "
-            f"{mark}{t['end_to_end']:.2f} | {mark}{r['process_wall']:.2f} | {r['peak_rss_mib']:.0f} | "
+            f"{mark}{t['end_to_end']:.2f} | {mark}{min(r['all_end_to_end']):.2f}–{max(r['all_end_to_end']):.2f} | "
+            f"{mark}{r['process_wall']:.2f} | {r['peak_rss_mib']:.0f} | "
             f"{mark}{t['end_to_end'] / base['times']['end_to_end']:.2f}× | "
             f"{mark}{(t['index'] + t['search']) / (base['times']['index'] + base['times']['search']):.2f}× | "
             f"{r['peak_rss_mib'] / base['peak_rss_mib']:.2f}× |"
         )
     lines += [
         "",
-        "- *analysis*: statbench's analyzer (jieba + STARD stop words for Chinese) over the corpus and queries; "
-        "Lucene analyses inside *index* (its own CJK bigram / language analyzer).",
+        "- *analysis*: statbench's analyzer over the corpus and queries (for Chinese: jieba segmentation and the "
+        "task's stop words; jieba-rs through rjieba, the default, or the Python jieba in *bm25s-pyjieba*, "
+        "`--param segmenter=jieba`); Lucene analyses inside *index* (its own CJK bigram / language analyzer).",
         "- *end to end*: start-up + analysis + index + search (task loading excluded); *process wall* adds "
         "interpreter start and task loading.",
-        "- Lucene indexes and searches with 2 threads (as the statbench backend runs); bm25s and rank-bm25 use one.",
+        f"- Lucene indexes and searches with 2 threads (as the statbench backend runs); statbench's analysis "
+        f"splits a large corpus between {analysis_workers(first['documents'])} processes (`STATBENCH_WORKERS`), "
+        "indexing and searching in bm25s and rank-bm25 use one thread.",
         "- *lucene-pretokenized*: statbench's analysis, then Lucene over the tokens (whitespace analyzer), i.e. "
         "`--param backend=lucene --param analyzer=statbench`: the like-for-like comparison with bm25s.",
         "- Ratios > 1 mean slower (or larger) than bm25s. In `statbench run` the analysed corpus is cached "
@@ -199,6 +217,7 @@ def main(argv=None) -> None:
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("--backends", default=",".join(BACKENDS))
     parser.add_argument("--sample", type=int, default=100, help="queries rank-bm25 searches (extrapolated)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per backend; the table shows the median")
     parser.add_argument("--output", type=Path)
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -206,12 +225,14 @@ def main(argv=None) -> None:
         logging.disable(logging.WARNING)
         print(json.dumps(worker(args.worker, args.task, str(args.data_dir), args.sample)))
         return
-    results = []
+    backends = args.backends.split(",")
+    runs: dict[str, list[dict]] = {backend: [] for backend in backends}
     load_before = os.getloadavg()[0]
-    for backend in args.backends.split(","):
-        print(f"running {backend} ...", file=sys.stderr)
-        results.append(run_backend(backend, args))
-    text = table(results, args)
+    for round_ in range(1, args.repeat + 1):  # round-robin, so drifting load hits every backend alike
+        for backend in backends:
+            print(f"round {round_}/{args.repeat}: {backend} ...", file=sys.stderr)
+            runs[backend].append(run_backend(backend, args))
+    text = table([median_run(runs[backend]) for backend in backends], args)
     text += (f"- 1-minute load average {load_before:.2f} before and {os.getloadavg()[0]:.2f} after the runs "
              f"(other work on the machine inflates every figure; compare the ratios).\n")
     print(text)

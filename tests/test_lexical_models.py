@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
+import sys
 
 import pytest
 
 from lexical_fixtures import EN_DOCS, FR_DOCS, FR_QUERIES, context, top
 from statbench.api import Query
 from statbench.errors import StatbenchError, UnknownNameError
-from statbench.models.analysis import Analyzer
+from statbench.models.analysis import Analyzer, analyse_texts
 from statbench.models.bm25 import BM25
 from statbench.models.ql import QueryLikelihood
 from statbench.models.tfidf import TfIdf
@@ -29,6 +30,38 @@ def test_analyzers():
     assert Analyzer("fr")("L'employeur doit payer les salaires") == ["employeur", "doit", "pai", "salair"]
     assert Analyzer("fr", stem=False)("Qu'il paie l'entretien") == ["paie", "entretien"]
     assert Analyzer("zh")("个体工商户的债务") == ["个体", "工商户", "债务"]
+
+
+def test_chinese_segmenters_agree_and_cache_apart():
+    text = "个体工商户可以起字号。劳动者依法享有平等就业和自主择业的权利，工资应当以货币形式按月支付。"
+    rust, python = Analyzer("zh", stopwords=()), Analyzer("zh", stopwords=(), segmenter="jieba")
+    assert rust(text) == python(text)
+    assert rust(text)[:4] == ["个体", "工商户", "可以", "起"]
+    assert rust.key() != python.key()  # tokenised corpora are cached per segmenter
+    assert Analyzer("en").key() == Analyzer("en", segmenter="jieba").key()  # no segmenter outside zh
+
+
+def test_worker_processes_analyse_like_this_process(monkeypatch):
+    texts = [d.text for d in FR_DOCS] * 3 + ["个体工商户的债务", ""]
+    analyzer = Analyzer("fr")
+    serial = [analyzer(text) for text in texts]
+    monkeypatch.setenv("STATBENCH_WORKERS", "3")
+    advanced = []
+    assert analyse_texts(Analyzer("fr"), texts, lambda n=1: advanced.append(n)) == serial
+    assert sum(advanced) == len(texts)
+    monkeypatch.setattr(sys, "executable", "/bin/false")  # a worker that dies
+    with pytest.raises(StatbenchError, match=r"an analysis worker failed \(exit 1; STATBENCH_WORKERS=1"):
+        analyse_texts(Analyzer("fr"), texts)
+    monkeypatch.setenv("STATBENCH_WORKERS", "two")
+    with pytest.raises(StatbenchError, match="STATBENCH_WORKERS='two': expected a whole number"):
+        analyse_texts(Analyzer("fr"), texts)
+
+
+def test_unknown_segmenter_is_refused_at_construction():
+    with pytest.raises(StatbenchError, match="unknown segmenter 'icu' for bm25; valid choices: jieba-rs, jieba"):
+        BM25(segmenter="icu")
+    with pytest.raises(StatbenchError, match="unknown segmenter 'icu'; valid choices: jieba-rs, jieba"):
+        Analyzer("zh", segmenter="icu")
 
 
 def test_bm25s_matches_hand_computed_scores(tmp_path):

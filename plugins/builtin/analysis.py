@@ -1,6 +1,9 @@
 """Text analysis per language, shared by the lexical models.
 
 - zh: jieba word segmentation, stop words (the task's own list when it ships one);
+  ``segmenter="jieba-rs"`` (the default) runs jieba's algorithm and dictionary in Rust
+  (rjieba, ~20x faster; identical words on 58,273 of the 58,279 STARD articles, the rest
+  differ only in how "0-4" or "7.n" are split), ``segmenter="jieba"`` the Python original;
 - fr: lower-casing, elision removal (l', d', qu' ...), stop words, Snowball French stemming;
 - en: lower-casing, stop words, Snowball English (Porter2) stemming.
 
@@ -12,41 +15,51 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import pickle
 import re
+import subprocess
+import sys
 import unicodedata
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from statbench.atomic import atomic_open
+from statbench.errors import StatbenchError
 
 ANALYZER_VERSION = "1"
 _WORD = re.compile(r"\w+", re.UNICODE)
 _ELISION = re.compile(r"\b(?:l|d|j|m|n|s|t|c|qu|jusqu|lorsqu|puisqu|quoiqu)['’]", re.IGNORECASE)
 _STEMMERS = {"fr": "french", "en": "english"}
+SEGMENTERS = ("jieba-rs", "jieba")
+#: The parameter every model built on these analyzers takes (it matters for Chinese only).
+SEGMENTER_PARAM = {"segmenter": SEGMENTERS[0]}
 
 
 class Analyzer:
     """Turns text into index terms for one language."""
 
-    def __init__(self, language: str, stopwords: Iterable[str] | None = None, stem: bool = True):
+    def __init__(self, language: str, stopwords: Iterable[str] | None = None, stem: bool = True,
+                 segmenter: str = "jieba-rs"):
+        if segmenter not in SEGMENTERS:
+            raise StatbenchError(f"unknown segmenter {segmenter!r}; valid choices: {', '.join(SEGMENTERS)}")
         self.language = language
+        self.segmenter = segmenter
         self.stopwords = frozenset(stopwords) if stopwords is not None else default_stopwords(language)
         self.stem = stem and language in _STEMMERS
         self._stemmer = None
+        self._terms: dict[str, str] = {}  # segment -> index term ("" = dropped), see _term
 
     def key(self) -> str:
         digest = hashlib.sha256("\n".join(sorted(self.stopwords)).encode()).hexdigest()[:12]
-        return f"{self.language}-stem{int(self.stem)}-sw{digest}-v{ANALYZER_VERSION}"
+        language = f"zh-{self.segmenter}" if self.language == "zh" else self.language
+        return f"{language}-stem{int(self.stem)}-sw{digest}-v{ANALYZER_VERSION}"
 
     def __call__(self, text: str) -> list[str]:
         text = unicodedata.normalize("NFKC", text).lower()
         if self.language == "zh":
-            import jieba
-
-            jieba.setLogLevel(logging.WARNING)
-            words = [w.strip() for w in jieba.lcut(text)]
-            return [w for w in words if w and _WORD.search(w) and w not in self.stopwords]
+            return [term for term in map(self._term, self._segment(text)) if term]
         if self.language == "fr":
             text = _ELISION.sub(" ", text)
         words = [w for w in _WORD.findall(text) if w not in self.stopwords]
@@ -58,8 +71,29 @@ class Analyzer:
             words = self._stemmer.stemWords(words)
         return words
 
-    def many(self, texts: Sequence[str]) -> list[list[str]]:
-        return [self(t) for t in texts]
+    def __getstate__(self) -> dict:  # sent to analysis workers without the stemmer or memo
+        return {**self.__dict__, "_stemmer": None, "_terms": {}}
+
+    def _term(self, segment: str) -> str:
+        """Strip a segment, drop it if it is punctuation or a stop word; memoised, because a
+        corpus has millions of segments but only tens of thousands of distinct ones."""
+        term = self._terms.get(segment)
+        if term is None:
+            term = segment.strip()
+            if not _WORD.search(term) or term in self.stopwords:
+                term = ""
+            self._terms[segment] = term
+        return term
+
+    def _segment(self, text: str) -> list[str]:
+        if self.segmenter == "jieba-rs":
+            import rjieba
+
+            return rjieba.cut(text)
+        import jieba
+
+        jieba.setLogLevel(logging.WARNING)
+        return jieba.lcut(text)
 
 
 def default_stopwords(language: str) -> frozenset[str]:
@@ -67,6 +101,55 @@ def default_stopwords(language: str) -> frozenset[str]:
 
     table = {"zh": sw.STOPWORDS_CHINESE, "fr": sw.STOPWORDS_FRENCH, "en": sw.STOPWORDS_EN}
     return frozenset(table.get(language, ()))
+
+
+def analysis_workers(n_texts: int) -> int:
+    """Processes for analysing a corpus: ``STATBENCH_WORKERS``, else every CPU this process
+    may use, but one for small corpora (a worker costs ~0.2 s to start)."""
+    configured = os.environ.get("STATBENCH_WORKERS", "").strip()
+    if configured:
+        try:
+            workers = int(configured)
+        except ValueError:
+            raise StatbenchError(f"STATBENCH_WORKERS={configured!r}: expected a whole number") from None
+    elif n_texts < 20_000:
+        workers = 1
+    else:
+        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(workers, n_texts))
+
+
+def analyse_texts(analyzer: Analyzer, texts: Sequence[str], advance=lambda n=1: None) -> list[list[str]]:
+    """Analyse texts in order; many are split between this process and worker processes
+    (segmentation holds the GIL, so threads would not help). Workers are fresh interpreters
+    running analysis_worker, not multiprocessing children: forking a process that started
+    a JVM or torch threads is unsafe, and spawning re-imports the caller's main module."""
+    size = -(-len(texts) // analysis_workers(len(texts)))
+    parts = [texts[start:start + size] for start in range(0, len(texts), size)]
+    procs = [subprocess.Popen([sys.executable, "-m", "statbench.models.analysis_worker"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for _ in parts[1:]]
+    try:
+        with ThreadPoolExecutor(max(1, len(procs))) as pool:
+            replies = [pool.submit(proc.communicate, pickle.dumps((analyzer, list(part)), pickle.HIGHEST_PROTOCOL))
+                       for proc, part in zip(procs, parts[1:])]
+            tokens = []
+            for text in parts[0] if parts else ():
+                tokens.append(analyzer(text))
+                advance()
+            for proc, reply in zip(procs, replies):
+                out, err = reply.result()
+                if proc.returncode != 0:
+                    raise StatbenchError(f"an analysis worker failed (exit {proc.returncode}; STATBENCH_WORKERS=1 "
+                                         f"analyses in this process):\n{err.decode(errors='replace')[-2000:]}")
+                part_tokens = pickle.loads(out)
+                tokens.extend(part_tokens)
+                advance(len(part_tokens))
+        return tokens
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
 
 
 def tokenize_corpus(analyzer: Analyzer, doc_ids: Sequence[str], texts: Sequence[str], cache_root: Path,
@@ -78,10 +161,7 @@ def tokenize_corpus(analyzer: Analyzer, doc_ids: Sequence[str], texts: Sequence[
         with open(path, "rb") as handle:
             return pickle.load(handle)
     advance = progress("tokenising corpus", len(texts)) if progress else (lambda n=1: None)
-    tokens = []
-    for text in texts:
-        tokens.append(analyzer(text))
-        advance()
+    tokens = analyse_texts(analyzer, texts, advance)
     with atomic_open(path, "wb") as handle:
         pickle.dump(tokens, handle, protocol=pickle.HIGHEST_PROTOCOL)
     return tokens

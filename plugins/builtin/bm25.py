@@ -15,7 +15,7 @@ from statbench import hookimpl
 from statbench.api import Document, Query, Ranking, Retriever, RunContext
 from statbench.errors import StatbenchError
 
-from .analysis import Analyzer, tokenize_corpus
+from .analysis import SEGMENTER_PARAM, SEGMENTERS, Analyzer, tokenize_corpus
 
 ANALYZERS = ("default", "statbench")
 PRESETS = {"default": {}, "bsard": {"k1": 1.0, "b": 0.6}, "gdsr": {"k1": 2.5, "b": 0.2}, "pyserini": {"k1": 0.9, "b": 0.4}}
@@ -27,8 +27,15 @@ class LexicalRetriever(Retriever):
     #: Values of the ``backend`` parameter, the embedded one first (empty: no such parameter).
     backends: ClassVar[tuple[str, ...]] = ()
 
+    def __init__(self, **params):
+        super().__init__(**params)
+        choices = (("backend", self.backends), ("analyzer", ANALYZERS), ("segmenter", SEGMENTERS))
+        for key, valid in choices:
+            if key in self.params and self.params[key] not in valid:
+                raise StatbenchError(f"unknown {key} {self.params[key]!r} for {self.name}; valid choices: {', '.join(valid)}")
+
     def analyzer(self, ctx: RunContext) -> Analyzer:
-        return Analyzer(ctx.language, stopwords=ctx.stopwords)
+        return Analyzer(ctx.language, stopwords=ctx.stopwords, segmenter=self.params["segmenter"])
 
     def tokens(self, corpus: Sequence[Document], ctx: RunContext) -> list[list[str]]:
         return tokenize_corpus(
@@ -37,11 +44,6 @@ class LexicalRetriever(Retriever):
         )
 
     # --- the Lucene backend, shared by BM25 and QL -------------------------------------
-
-    def check_backend(self) -> None:
-        for key, valid in (("backend", self.backends), ("analyzer", ANALYZERS)):
-            if key in self.params and self.params[key] not in valid:
-                raise StatbenchError(f"unknown {key} {self.params[key]!r} for {self.name}; valid choices: {', '.join(valid)}")
 
     @property
     def uses_lucene(self) -> bool:
@@ -70,14 +72,13 @@ class BM25(LexicalRetriever):
     backends = ("bm25s", "lucene")
     description = "BM25 (bm25s, or Lucene with backend=lucene); presets: bsard, gdsr, pyserini"
     default_params = {"k1": 1.2, "b": 0.75, "preset": "default", "method": "lucene", "backend": "bm25s",
-                      "analyzer": "default"}
+                      "analyzer": "default", **SEGMENTER_PARAM}
 
     def __init__(self, **params):
         preset = params.get("preset", "default")
         if preset not in PRESETS:
             raise StatbenchError(f"unknown preset {preset!r} for bm25; valid choices: {', '.join(PRESETS)}")
         super().__init__(**{**PRESETS[preset], **params})
-        self.check_backend()
         self._model = None
         self._doc_ids: list[str] = []
 

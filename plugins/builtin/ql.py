@@ -16,6 +16,7 @@ from typing import Sequence
 from statbench import hookimpl
 from statbench.api import Document, Query, Ranking, RunContext
 
+from .analysis import SEGMENTER_PARAM
 from .bm25 import LexicalRetriever
 
 
@@ -23,13 +24,9 @@ class QueryLikelihood(LexicalRetriever):
     name = "ql"
     family = "lexical"
     description = "Query likelihood, Dirichlet smoothing (mu configurable; backend=lucene for Lucene's)"
-    default_params = {"mu": 1000.0, "backend": "native", "analyzer": "default"}
+    default_params = {"mu": 1000.0, "backend": "native", "analyzer": "default", **SEGMENTER_PARAM}
 
     backends = ("native", "lucene")
-
-    def __init__(self, **params):
-        super().__init__(**params)
-        self.check_backend()
 
     def index(self, corpus: Sequence[Document], ctx: RunContext) -> None:
         if self.uses_lucene:

@@ -23,7 +23,7 @@ from statbench import hookimpl
 from statbench.api import Document, Query, Ranking, Retriever, RunContext
 from statbench.errors import DataFormatError, StatbenchError
 
-from .analysis import Analyzer, tokenize_corpus
+from .analysis import SEGMENTER_PARAM, Analyzer, tokenize_corpus
 
 
 def stable_hash(text: str) -> int:
@@ -37,7 +37,7 @@ class MeanPooling(Retriever):
     kind = "word2vec"
     default_params = {
         "vectors": "", "dim": 100, "window": 5, "min_count": 2, "epochs": 5, "sg": False, "seed": 42,
-        "workers": 1,
+        "workers": 1, **SEGMENTER_PARAM,
     }
 
     def __init__(self, **params):
@@ -45,7 +45,7 @@ class MeanPooling(Retriever):
         self._doc_ids: list[str] = []
 
     def analyzer(self, ctx: RunContext) -> Analyzer:
-        return Analyzer(ctx.language, stopwords=ctx.stopwords, stem=False)
+        return Analyzer(ctx.language, stopwords=ctx.stopwords, stem=False, segmenter=self.params["segmenter"])
 
     # --- vectors ---------------------------------------------------------------------
 

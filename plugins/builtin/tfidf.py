@@ -12,6 +12,7 @@ from typing import Sequence
 from statbench import hookimpl
 from statbench.api import Document, Query, Ranking, RunContext
 
+from .analysis import SEGMENTER_PARAM
 from .bm25 import LexicalRetriever, _top_k
 
 
@@ -19,7 +20,7 @@ class TfIdf(LexicalRetriever):
     name = "tfidf"
     family = "lexical"
     description = "TF-IDF cosine (smoothed idf, L2-normalised, as scikit-learn's defaults)"
-    default_params = {"sublinear_tf": False}
+    default_params = {"sublinear_tf": False, **SEGMENTER_PARAM}
 
     def index(self, corpus: Sequence[Document], ctx: RunContext) -> None:
         import numpy as np
