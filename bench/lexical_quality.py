@@ -123,7 +123,8 @@ def main(argv=None) -> None:
     parts = ["# Lexical and static-embedding models vs the published figures", ""]
     for item in args.tasks.split(","):
         name, _, data_dir = item.partition("=")  # NAME or NAME=DATA_DIR
-        parts.append(run_task(name, Path(data_dir or TASKS[name]), args.runs, log))
+        # relative to the working directory, so that results record a command others can re-run
+        parts.append(run_task(name, Path(os.path.relpath(data_dir or TASKS[name])), args.runs, log))
     text = "\n".join(parts)
     print(text)
     if args.output:
