@@ -45,9 +45,10 @@ def cli(verbose: bool):
     from rich.logging import RichHandler
 
     if not log.handlers:
-        handler = RichHandler(console=_console(stderr=True), show_time=False, show_path=False)
-        log.addHandler(handler)
-    log.setLevel(logging.INFO if verbose else logging.WARNING)
+        log.addHandler(RichHandler(console=_console(stderr=True), show_time=False, show_path=False))
+    for handler in log.handlers:  # the console shows warnings unless -v; run.log gets every step
+        handler.setLevel(logging.INFO if verbose else logging.WARNING)
+    log.setLevel(logging.INFO)
 
 
 @cli.command()

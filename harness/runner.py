@@ -93,6 +93,8 @@ def execute(request: RunRequest, log: logging.Logger, progress) -> RunOutcome:
         started = time.perf_counter()
         data = _timed(timings, "load", lambda: task.load(request.data_dir, log))
         check_ids(task.name, data)
+        log.info("%s: %d documents, %d queries, %d judged (data sha256 %s), loaded in %.1f s", task.name,
+                 len(data.corpus), len(data.queries), len(data.qrels), data.checksum[:16], timings["load"])
         if request.pool is not None and request.pool not in data.pools:
             raise UnknownNameError(f"pool of task {task.name}", request.pool, data.pools)
         splits = _select_splits(data, request.splits, task.name)
@@ -125,6 +127,7 @@ def execute(request: RunRequest, log: logging.Logger, progress) -> RunOutcome:
         write_qrels(out_dir / "qrels.trec", {q: data.qrels[q] for s in splits for q in s.test if q in data.qrels})
         results["run_file"] = {"path": run_path.name, "sha256": file_sha256(run_path)}
         write_results(results_path, results)
+        log.info("wrote %s, %s, %s", run_path, out_dir / "qrels.trec", results_path)
         write_text(out_dir / "run.log", "\n".join(collector.lines) + "\n")
         return RunOutcome(results=results, results_path=results_path, run_path=run_path)
     finally:
@@ -220,6 +223,7 @@ def _run_split(task, data, split, request, retriever, reranker, timings, cache_h
             state.setdefault("cached_throughput", {}).update(read_json(stats_file))
         return read_run(cached)
     cache_hits[split.name] = "miss"
+    before = dict(timings)
     queries = [data.queries[q] for q in split.test if q in data.queries]
     corpus_list = list(data.corpus.values())
     if retriever is not None:
@@ -245,6 +249,11 @@ def _run_split(task, data, split, request, retriever, reranker, timings, cache_h
     if throughput:
         write_json(stats_file, throughput)
     write_run(cached, ordered, "statbench-cache")
+    spent = ", ".join(f"{step} {timings[step] - before.get(step, 0.0):.1f} s" for step in timings if step not in before
+                      or timings[step] != before[step])
+    log.info("%s: %d test %s ranked (%s)%s", split.name, len(ordered), "query" if len(ordered) == 1 else "queries",
+             spent or "no work",
+             "".join(f"; {name} {value:g}" for name, value in sorted(throughput.items())))
     return ordered
 
 

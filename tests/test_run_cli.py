@@ -40,6 +40,10 @@ def test_bm25_on_stard_fixture_writes_consistent_outputs(stard_dir, tmp_path):
     first = (out / "run.trec").read_text().splitlines()[0].split()
     assert len(first) == 6 and first[3] == "1" and first[5] == "statbench-bm25"
     assert results["run_file"]["path"] == "run.trec"
+    # run.log records every step even though the console (no -v) shows only warnings
+    log_lines = (out / "run.log").read_text().splitlines()
+    assert any(line.startswith("info: fold-1: ") for line in log_lines), log_lines
+    assert not any(line[len("info: "):] in result.output for line in log_lines if line.startswith("info: "))
 
 
 class Counting(Retriever):
