@@ -13,6 +13,7 @@ import datetime as _dt
 import logging
 import platform
 import shlex
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -355,8 +356,18 @@ def _provenance(task, data, request, task_entry, model_entry, retriever, reranke
             "python": platform.python_version(),
             "platform": platform.platform(),
             "ir_measures": ir_measures.__version__,
+            **_accelerator(),
         },
     }
+
+
+def _accelerator() -> dict[str, str]:
+    """The GPU a model used, if it used torch on CUDA (timings depend on it). torch is not
+    imported here: a run that never loaded it used no GPU."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_initialized():
+        return {}
+    return {"torch": torch.__version__, "accelerator": torch.cuda.get_device_name(torch.cuda.current_device())}
 
 
 def evaluate_run_file(path: Path, task_name: str, data_dir: Path | None, wanted: list[str] | None, log) -> dict:

@@ -184,3 +184,18 @@ def test_runs_started_from_python_record_the_equivalent_command(stard_dir, tmp_p
     again = run_cli(*command.split()[1:-2], "--output", str(tmp_path / "again"), "--no-progress")
     assert again.exit_code == 0, again.output
     assert (tmp_path / "again" / "run.trec").read_text() == (out / "run.trec").read_text()
+
+
+def test_results_name_the_gpu_only_when_torch_used_cuda(monkeypatch):
+    from types import SimpleNamespace
+
+    from statbench.runner import _accelerator
+
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    assert _accelerator() == {}  # torch never imported: no GPU was used
+    cuda = SimpleNamespace(is_initialized=lambda: True, current_device=lambda: 0,
+                           get_device_name=lambda index: f"NVIDIA H100 80GB HBM3 #{index}")
+    monkeypatch.setitem(sys.modules, "torch", SimpleNamespace(__version__="2.11.0+cu130", cuda=cuda))
+    assert _accelerator() == {"torch": "2.11.0+cu130", "accelerator": "NVIDIA H100 80GB HBM3 #0"}
+    cuda.is_initialized = lambda: False  # imported but only used on the CPU
+    assert _accelerator() == {}
