@@ -205,9 +205,17 @@ def _row_view(row: Row, measures: list[dict], tested: str, comparison, is_baseli
             "splits": [{"name": s["name"], "n": s["n_queries"]} for s in splits],
             "dropped": len(res["task"].get("dropped", [])),
             "total_seconds": res["timings"].get("total"),
+            "hardware": _hardware(res.get("environment", {})),
             "problems": list(row.problems),
         },
     }
+
+
+def _hardware(environment: dict) -> str:
+    """Where the run's time was spent: the GPU when a model used one, else the platform."""
+    accelerator = environment.get("accelerator")
+    python = f"Python {environment['python']}" if environment.get("python") else ""
+    return ", ".join(x for x in (accelerator or "CPU", environment.get("platform", ""), python) if x)
 
 
 def _reference_views(published: dict, measures: list[dict]) -> list[dict]:

@@ -57,6 +57,17 @@ def test_builds_index_and_task_page(sample, tmp_path):
     assert '<a href="task-toy.html">toy</a>' in index and "dense-ft: <span class=\"num\">" in index
 
 
+def test_provenance_names_the_hardware_a_run_took_its_time_on(tmp_path):
+    gpu = make_results(_scores(0.5), model="dense", family="dense")
+    gpu["environment"] = {"python": "3.12.3", "platform": "Linux-x86_64", "accelerator": "NVIDIA H100 80GB HBM3"}
+    write_result(tmp_path / "results" / "gpu", gpu)
+    write_result(tmp_path / "results" / "cpu", make_results(_scores(0.4)))
+    build_site(tmp_path / "results", tmp_path / "site")
+    html = (tmp_path / "site" / "task-toy.html").read_text("utf-8")
+    assert "<dd>1.5 s on NVIDIA H100 80GB HBM3, Linux-x86_64, Python 3.12.3</dd>" in html
+    assert "<dd>1.5 s on CPU</dd>" in html  # a result that records no environment
+
+
 def test_significance_markers_against_bm25(sample, tmp_path):
     build_site(sample, tmp_path / "site")
     html = (tmp_path / "site" / "task-toy.html").read_text("utf-8")
