@@ -49,6 +49,7 @@ def test_worker_processes_analyse_like_this_process(monkeypatch):
     advanced = []
     assert analyse_texts(Analyzer("fr"), texts, lambda n=1: advanced.append(n)) == serial
     assert sum(advanced) == len(texts)
+    assert analyse_texts(Analyzer("fr"), []) == []
     monkeypatch.setattr(sys, "executable", "/bin/false")  # a worker that dies
     with pytest.raises(StatbenchError, match=r"an analysis worker failed \(exit 1; STATBENCH_WORKERS=1"):
         analyse_texts(Analyzer("fr"), texts)

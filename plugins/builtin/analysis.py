@@ -124,7 +124,7 @@ def analyse_texts(analyzer: Analyzer, texts: Sequence[str], advance=lambda n=1: 
     (segmentation holds the GIL, so threads would not help). Workers are fresh interpreters
     running analysis_worker, not multiprocessing children: forking a process that started
     a JVM or torch threads is unsafe, and spawning re-imports the caller's main module."""
-    size = -(-len(texts) // analysis_workers(len(texts)))
+    size = max(1, -(-len(texts) // analysis_workers(len(texts))))
     parts = [texts[start:start + size] for start in range(0, len(texts), size)]
     procs = [subprocess.Popen([sys.executable, "-m", "statbench.models.analysis_worker"],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
