@@ -9,7 +9,7 @@ Named presets reproduce the papers' settings: ``--param preset=bsard`` (k1=1.0, 
 
 from __future__ import annotations
 
-from typing import ClassVar, Sequence
+from typing import Callable, ClassVar, Sequence
 
 from statbench import hookimpl
 from statbench.api import Document, Query, Ranking, Retriever, RunContext
@@ -36,6 +36,20 @@ class LexicalRetriever(Retriever):
 
     def analyzer(self, ctx: RunContext) -> Analyzer:
         return Analyzer(ctx.language, stopwords=ctx.stopwords, segmenter=self.params["segmenter"])
+
+    def search_terms(self, queries: Sequence[Query], k: int, ctx: RunContext, vocab,
+                     rank: Callable[[list[str], int], Ranking]) -> dict[str, Ranking]:
+        """The embedded backends' search loop: each query's analysed terms found in ``vocab``
+        go to ``rank(terms, k)``; a query with none gets an empty ranking."""
+        analyzer = self.analyzer(ctx)
+        k = min(k, len(self._doc_ids))
+        out: dict[str, Ranking] = {}
+        advance = ctx.progress(f"{self.name} search", len(queries))
+        for query in queries:
+            terms = [t for t in analyzer(query.text) if t in vocab]
+            out[query.id] = rank(terms, k) if terms else []
+            advance()
+        return out
 
     def tokens(self, corpus: Sequence[Document], ctx: RunContext) -> list[list[str]]:
         return tokenize_corpus(
@@ -104,20 +118,8 @@ class BM25(LexicalRetriever):
     def search(self, queries: Sequence[Query], k: int, ctx: RunContext) -> dict[str, Ranking]:
         if self.uses_lucene:
             return self.lucene_search(queries, k, ctx, "bm25", k1=self.params["k1"], b=self.params["b"])
-        analyzer = self.analyzer(ctx)
-        vocab = self._model.vocab_dict
-        k = min(k, len(self._doc_ids))
-        out: dict[str, Ranking] = {}
-        advance = ctx.progress("bm25 search", len(queries))
-        for query in queries:
-            terms = [t for t in analyzer(query.text) if t in vocab]
-            if terms:
-                scores = self._model.get_scores(terms)
-                out[query.id] = _top_k(scores, self._doc_ids, k)
-            else:
-                out[query.id] = []
-            advance()
-        return out
+        return self.search_terms(queries, k, ctx, self._model.vocab_dict,
+                                 lambda terms, k: _top_k(self._model.get_scores(terms), self._doc_ids, k))
 
 
 def _top_k(scores, doc_ids: Sequence[str], k: int) -> Ranking:

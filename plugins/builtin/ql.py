@@ -76,22 +76,15 @@ class QueryLikelihood(LexicalRetriever):
             return self.lucene_search(queries, k, ctx, "qld", mu=self.params["mu"])
         import numpy as np
 
-        analyzer = self.analyzer(ctx)
-        k = min(k, len(self._doc_ids))
-        out: dict[str, Ranking] = {}
-        advance = ctx.progress("ql search", len(queries))
-        for query in queries:
-            term_ids = [self._vocab[t] for t in analyzer(query.text) if t in self._vocab]
-            out[query.id] = []
-            if term_ids:
-                ids, counts = np.unique(term_ids, return_counts=True)
-                rows = self._weights[ids]
-                matched = np.unique(rows.indices)
-                scores = np.full(len(self._doc_ids), -np.inf)
-                scores[matched] = counts @ rows[:, matched].toarray() + counts.sum() * self._length_term[matched]
-                out[query.id] = _top_k_finite(scores, self._doc_ids, k, matched)
-            advance()
-        return out
+        def rank(terms: list[str], k: int) -> Ranking:
+            ids, counts = np.unique([self._vocab[t] for t in terms], return_counts=True)
+            rows = self._weights[ids]
+            matched = np.unique(rows.indices)
+            scores = np.full(len(self._doc_ids), -np.inf)
+            scores[matched] = counts @ rows[:, matched].toarray() + counts.sum() * self._length_term[matched]
+            return _top_k_finite(scores, self._doc_ids, k, matched)
+
+        return self.search_terms(queries, k, ctx, self._vocab, rank)
 
 
 def _top_k_finite(scores, doc_ids, k, matched) -> Ranking:

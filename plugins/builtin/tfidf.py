@@ -60,19 +60,12 @@ class TfIdf(LexicalRetriever):
         return sp.csr_matrix(sp.diags(1.0 / norms) @ weighted)
 
     def search(self, queries: Sequence[Query], k: int, ctx: RunContext) -> dict[str, Ranking]:
-        analyzer = self.analyzer(ctx)
-        k = min(k, len(self._doc_ids))
-        out: dict[str, Ranking] = {}
-        advance = ctx.progress("tfidf search", len(queries))
-        for query in queries:
-            term_ids = [self._vocab[t] for t in analyzer(query.text) if t in self._vocab]
-            out[query.id] = []
-            if term_ids:
-                q = self._weigh(self._matrix([0] * len(term_ids), term_ids, (1, len(self._vocab))))
-                scores = (self._docs @ q.T).toarray().ravel()
-                out[query.id] = _top_k(scores, self._doc_ids, k)
-            advance()
-        return out
+        def rank(terms: list[str], k: int) -> Ranking:
+            term_ids = [self._vocab[t] for t in terms]
+            q = self._weigh(self._matrix([0] * len(term_ids), term_ids, (1, len(self._vocab))))
+            return _top_k((self._docs @ q.T).toarray().ravel(), self._doc_ids, k)
+
+        return self.search_terms(queries, k, ctx, self._vocab, rank)
 
 
 @hookimpl
