@@ -118,3 +118,15 @@ def test_reranker_on_a_frozen_pool(tmp_path):
                                  reranker_params={"model": str(folder)}, splits=None)
     assert outcome.results["pool"] == "hand"
     assert sorted(r[2] for r in _run_lines(outcome)) == ["p-b", "p-c"]  # only the pool is reordered
+
+
+def test_a_model_without_checkpoint_or_preset_says_which_option_gives_one():
+    from statbench.errors import StatbenchError
+    from statbench.models.cross_encoder import CrossEncoderReranker
+    from statbench.models.dense import BiEncoder
+
+    with pytest.raises(StatbenchError, match=r"^cross-encoder: give the checkpoint with --reranker-param model=HUB_ID_OR_PATH$"):
+        CrossEncoderReranker()
+    with pytest.raises(StatbenchError, match=r"^biencoder: give the checkpoint with --param model=HUB_ID_OR_PATH$"):
+        BiEncoder()
+    assert BiEncoder(model="some/encoder").params["model"] == "some/encoder"

@@ -34,12 +34,7 @@ class _PairScorer(Reranker):
 
     def __init__(self, **params):
         super().__init__(**params)
-        if not self.params["model"]:
-            if not self.preset_model:
-                from statbench.errors import StatbenchError
-
-                raise StatbenchError(f"{self.name}: give the checkpoint with --reranker-param model=HUB_ID_OR_PATH")
-            self.params["model"] = self.preset_model
+        hub.model_or_preset(self.params, self.preset_model, self.name, "--reranker-param")
         self.stats: dict[str, float] = {}
         self._model = None
 

@@ -103,10 +103,7 @@ class BiEncoder(Retriever):
 
     def __init__(self, **params):
         super().__init__(**params)
-        if not self.params["model"]:
-            if not self.preset_model:
-                raise StatbenchError(f"{self.name}: give the encoder with --param model=HUB_ID_OR_PATH")
-            self.params["model"] = self.preset_model
+        hub.model_or_preset(self.params, self.preset_model, self.name, "--param")
         self.stats: dict[str, float] = {}
         self._query_encoder = self._doc_encoder = None
         self._trained_tag: str | None = None  # set once fine-tuned for a split

@@ -35,6 +35,15 @@ def _packaged_copy(hub_id: str) -> Path | None:
     return None
 
 
+def model_or_preset(params: dict, preset: str, owner: str, flag: str) -> None:
+    """Fill ``params["model"]`` with the plugin's preset when none was given; with neither,
+    say which ``flag`` gives one."""
+    if not params["model"]:
+        if not preset:
+            raise StatbenchError(f"{owner}: give the checkpoint with {flag} model=HUB_ID_OR_PATH")
+        params["model"] = preset
+
+
 def resolve(name: str) -> str:
     """A local directory for ``name`` if there is one, else ``name`` itself (a hub id)."""
     if not name:
