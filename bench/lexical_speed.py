@@ -158,7 +158,7 @@ def median_run(runs: list[dict]) -> dict:
 
 
 def table(results: list[dict], args) -> str:
-    from statbench.models.analysis import analysis_workers
+    from statbench.models.analysis import analysis_workers, usable_cpus
 
     base = next(r for r in results if r["backend"] == "bm25s")
     first = results[0]
@@ -166,7 +166,7 @@ def table(results: list[dict], args) -> str:
         f"# BM25 speed: bm25s vs Lucene vs rank-bm25 ({args.task})",
         "",
         f"Corpus: {first['documents']:,} documents, {first['queries']:,} queries, top {K}; k1=0.9 b=0.4. "
-        f"Machine: {platform.processor() or platform.machine()}, {_cpus()} CPU(s), Python {platform.python_version()}. "
+        f"Machine: {platform.processor() or platform.machine()}, {usable_cpus()} CPU(s), Python {platform.python_version()}. "
         f"Each backend ran {len(first['all_end_to_end'])} times, round-robin, each time in its own process; "
         "every row is the run with the median end-to-end time (seconds, peak RSS of that process).",
         "",
@@ -205,10 +205,6 @@ def table(results: list[dict], args) -> str:
         lines.append(f"- ~ rank-bm25 searched {rank['queries_searched']} of {rank['queries']} queries; its search time "
                      "is extrapolated linearly.")
     return "\n".join(lines) + "\n"
-
-
-def _cpus() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
 def main(argv=None) -> None:

@@ -115,8 +115,13 @@ def analysis_workers(n_texts: int) -> int:
     elif n_texts < 20_000:
         workers = 1
     else:
-        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        workers = usable_cpus()
     return max(1, min(workers, n_texts))
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask, not the machine's count)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def analyse_texts(analyzer: Analyzer, texts: Sequence[str], advance=lambda n=1: None) -> list[list[str]]:
