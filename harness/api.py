@@ -91,12 +91,18 @@ class Task:
 
     name: ClassVar[str]
     language: ClassVar[str]  # ISO 639-1: "fr", "zh", "en"
+    #: The analyzer the task's text calls for, when not the language's default (cache keys
+    #: cover it, so changing it invalidates cached indexes and runs).
+    analyzer: ClassVar[str] = ""
     description: ClassVar[str] = ""
     measures: ClassVar[tuple[Measure, ...]] = ()
     #: Published reference figures: model label -> measure label -> value.
     published: ClassVar[Mapping[str, Mapping[str, float]]] = {}
     #: Depth of the run written for each query.
     depth: ClassVar[int] = 1000
+    #: Bump whenever the loader changes what it builds from the same files (document text,
+    #: ids, queries, judgements, splits): cached indexes and runs are keyed by it.
+    version: ClassVar[str] = "1"
 
     def load(self, data_dir: Path | None, log: logging.Logger) -> TaskData:
         raise NotImplementedError
@@ -126,18 +132,29 @@ class _Configurable:
     name: ClassVar[str]
     family: ClassVar[str] = "lexical"
     description: ClassVar[str] = ""
-    #: Parameters and their defaults; ``--param key=value`` values are coerced to these types.
+    #: Parameters: name -> default value, or a :class:`~statbench.params.Param` declaring
+    #: type, range/choices and meaning. ``--param key=value`` values are coerced and checked.
     default_params: ClassVar[Mapping[str, object]] = {}
     #: Bump when a change alters outputs, so stale caches are not reused.
     version: ClassVar[str] = "1"
 
     def __init__(self, **params):
-        unknown = set(params) - set(self.default_params)
-        if unknown:
-            from .errors import UnknownNameError
+        from .params import check_params
 
-            raise UnknownNameError(f"parameter for {self.name}", sorted(unknown)[0], self.default_params)
-        self.params = {**self.default_params, **params}
+        checked = check_params(params, self.param_specs(), self.name)
+        self.params = {**self.defaults(), **checked}
+
+    @classmethod
+    def param_specs(cls) -> dict:
+        """Every parameter as a :class:`~statbench.params.Param`."""
+        from .params import declare
+
+        return declare(cls.default_params)
+
+    @classmethod
+    def defaults(cls) -> dict:
+        """Parameter name -> default value."""
+        return {key: spec.default for key, spec in cls.param_specs().items()}
 
     def config(self) -> dict:
         """Everything that determines this model's output (used in cache keys and results)."""

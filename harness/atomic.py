@@ -35,5 +35,36 @@ def write_text(path, text: str) -> None:
 
 def write_json(path, obj) -> None:
     with atomic_open(path, "w") as handle:
-        json.dump(obj, handle, ensure_ascii=False, indent=2, sort_keys=True)
+        json.dump(obj, handle, ensure_ascii=False, indent=2, sort_keys=True, allow_nan=False)
         handle.write("\n")
+
+
+def exchange_dirs(a: Path, b: Path) -> bool:
+    """Atomically swap two existing paths (Linux ``renameat2(RENAME_EXCHANGE)``).
+    False when the platform or file system cannot: the caller falls back to renames."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    errno = ctypes.get_errno()
+    if errno in (22, 38, 95):  # EINVAL, ENOSYS, EOPNOTSUPP: not supported here
+        return False
+    raise OSError(errno, os.strerror(errno), str(b))
+
+
+def fsync_dir(path) -> None:
+    """Make a rename inside ``path`` durable."""
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from . import __version__
-from .errors import StatbenchError
+from .errors import StatbenchError, one_line
 
 log = logging.getLogger("statbench")
 
@@ -27,14 +27,36 @@ def _console(stderr: bool = False):
 
 
 class _Group(click.Group):
-    """Turns a :class:`StatbenchError` into one line on stderr and exit code 2."""
+    """Every failure ends as one line on stderr and exit code 2: a :class:`StatbenchError`
+    says what is wrong with the input; an OS error names the path; anything else (a bug)
+    names its type, with the traceback in the log (``-v`` shows it)."""
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
+        except click.UsageError as exc:  # one line, like every other refusal
+            where = exc.ctx.command_path if exc.ctx else "statbench"
+            _fail(ctx, f"{exc.format_message()} (see '{where} --help')", exc.exit_code)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise
         except StatbenchError as exc:
-            click.echo(f"Error: {exc}", err=True)
-            ctx.exit(exc.exit_code)
+            _fail(ctx, str(exc), exc.exit_code)
+        except KeyboardInterrupt:
+            _fail(ctx, "interrupted; outputs and cache are as they were before the interrupted step", 130)
+        except OSError as exc:
+            log.debug("traceback", exc_info=True)
+            where = f"{exc.filename}: " if exc.filename else ""
+            _fail(ctx, f"{where}{exc.strerror or exc}", 2)
+        except Exception as exc:  # noqa: BLE001 - never a raw traceback
+            log.debug("traceback", exc_info=True)
+            _fail(ctx, f"unexpected {one_line(exc)} (a statbench bug: please report it with the output of -v)", 2)
+
+
+def _fail(ctx, message: str, code: int):
+    lines = message.splitlines() or [""]
+    # one line, unless the message is a list of what to fetch (download errors)
+    click.echo(f"Error: {lines[0]}" + "".join(f"\n{line}" for line in lines[1:]), err=True)
+    ctx.exit(code)
 
 
 @click.group(cls=_Group)
@@ -84,7 +106,7 @@ def run(task, model, params, reranker, reranker_params, pool, rerank_depth, spli
 
 
 @cli.command()
-@click.argument("run_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("run_file", type=click.Path(path_type=Path))
 @click.option("--task", required=True, help="Task whose qrels and measures score the run.")
 @click.option("--split", "splits", multiple=True, help="Only these splits/folds (default: all).")
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path))

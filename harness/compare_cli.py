@@ -2,7 +2,11 @@
 
 Each input is a TREC run (scored here with the task's qrels, through the same code as
 ``statbench evaluate``) or a results JSON written by ``statbench run`` (its per-query
-scores are used as they are). Heavy imports happen inside the command."""
+scores are used as they are, once the file has passed the leaderboard's checks: strict
+JSON, the schema, finite and in-range scores, figures that agree). The two inputs must
+have scored exactly the same queries (and, for two results files, on the same data):
+anything else is refused with one line, never tested on part of the queries. Heavy
+imports happen inside the command."""
 
 from __future__ import annotations
 
@@ -18,9 +22,9 @@ log = logging.getLogger("statbench")
 def _scores_of(path: Path, task: str | None, data_dir, splits) -> tuple[dict, str]:
     """(results-like dict with measures and per_query, task name) for one input."""
     if path.suffix == ".json":
-        from .results import load_results
+        from statbench.leaderboard.collect import load_checked
 
-        results = load_results(path)
+        results = load_checked(path)
         name = results["task"]["name"]
         if task and task != name:
             from .errors import StatbenchError
@@ -54,20 +58,26 @@ def compare(run_a, run_b, task, measure, splits, data_dir, alpha, as_json):
     results JSON files."""
     from .errors import StatbenchError
     from .plugins import get_registry
-    from .significance import compare_to_baseline, format_p, per_query_measure, primary_measure
+    from .significance import compare_to_baseline, format_p, per_query_measure, primary_measure, query_set_difference
 
     a, task_a = _scores_of(run_a, task, data_dir, list(splits) or None)
     b, task_b = _scores_of(run_b, task or task_a, data_dir, list(splits) or None)
     if task_a != task_b:
         raise StatbenchError(f"the inputs are results of different tasks: {task_a!r} and {task_b!r}")
+    checksums = [r.get("task", {}).get("data_checksum") for r in (a, b)]
+    if None not in checksums and checksums[0] != checksums[1]:
+        raise StatbenchError(f"{run_a} and {run_b} were scored on different data of task {task_a!r} "
+                             f"(data checksums {checksums[0][:12]} and {checksums[1][:12]}): not comparable")
     labels = [m["label"] for m in a["measures"]]
     entry = get_registry().tasks.get(task_a)
     measure = measure or primary_measure(task_a, labels, entry.cls if entry else None)
     scores_a = per_query_measure(a, measure, str(run_a))
     scores_b = per_query_measure(b, measure, str(run_b))
+    problem = query_set_difference(scores_a, scores_b, (f"A ({run_a})", f"B ({run_b})"))
+    if problem is not None:
+        raise StatbenchError(f"no paired test of {run_b} against {run_a} on {measure}: {problem}; "
+                             "a paired test needs the same queries on both sides (same task data and splits)")
     (result,) = compare_to_baseline(str(run_a), scores_a, {str(run_b): scores_b}, measure, alpha=alpha)
-    if result.n == 0:
-        raise StatbenchError(f"{run_a} and {run_b} have no query id in common")
     if as_json:
         click.echo(json.dumps({"task": task_a, **result.as_dict()}, indent=2))
         return
@@ -76,10 +86,8 @@ def compare(run_a, run_b, task, measure, splits, data_dir, alpha, as_json):
         f"B is significantly {'better' if result.direction > 0 else 'worse'} than A"
         if result.direction else "no significant difference"
     )
-    only = len(set(scores_a) ^ set(scores_b))
     lines = [
-        f"task {task_a}, measure {measure}, {result.n} paired queries"
-        + (f" ({only} scored by only one input, left out)" if only else ""),
+        f"task {task_a}, measure {measure}, {result.n} paired queries",
         f"  A {run_a}: mean {result.mean_baseline:.4f}",
         f"  B {run_b}: mean {result.mean_system:.4f}",
         f"  mean difference B - A: {result.mean_diff:+.4f}  95% bootstrap CI [{result.ci_low:+.4f}, {result.ci_high:+.4f}]",

@@ -1,39 +1,294 @@
-"""Readers for task data files that fail with the file, line and field at fault."""
+"""Readers for task data files that fail with the file, line and field at fault.
+
+Every reader of input data (task files, run and qrels files, pools, sidecars) opens its
+file through :func:`open_data` and decodes it through the same strict UTF-8 rules, so the
+readers agree with each other:
+
+- a file that cannot be read (missing, a directory, a broken or looping symbolic link, a
+  name too long, permission denied, a pipe or device) is one :class:`DataFormatError`
+  ``cannot read: <reason>``;
+- bytes that are not UTF-8 are an error naming the line; a byte order mark at the start
+  of the file is not data and is dropped; one at the start of a later line (files joined
+  with ``cat``) is an error, since it would silently become part of an id;
+- JSON must be standard: an object with the same key twice is an error (the last value
+  would win silently);
+- a value where a string or an id is required is checked by :func:`text_value` /
+  :func:`id_value`: ``null``, booleans, lists and objects are refused; numbers are
+  accepted as ids (converted with ``str``).
+
+Emptiness is for the callers to judge (they know whether a file holds documents,
+queries or judgements) and they refuse an empty file with one line naming it.
+"""
 
 from __future__ import annotations
 
 import csv
+import errno
 import json
+import math
+import os
+import re
+import stat
 from pathlib import Path
-from typing import Iterator
+from typing import Any, BinaryIO, Iterator
 
 from .errors import DataFormatError
 
+BOM = "\ufeff"
 
-def _open_text(path: Path):
+_REASONS = {
+    errno.ENOENT: "file not found",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    errno.EISDIR: "is a directory",
+    errno.ENOTDIR: "a component of the path is not a directory",
+    errno.ELOOP: "too many levels of symbolic links (a symbolic link loop?)",
+    errno.ENAMETOOLONG: "file name too long",
+}
+
+
+def os_reason(exc: OSError) -> str:
+    """A short lower-case reason for an OS error (``permission denied``, ``is a directory``...)."""
+    if exc.errno in _REASONS:
+        return _REASONS[exc.errno]
+    return (exc.strerror or str(exc) or type(exc).__name__).lower()
+
+
+def _cannot_read(path: Path, reason: str, line: int | None = None) -> DataFormatError:
+    return DataFormatError(path, f"cannot read: {reason}", line)
+
+
+def open_data(path) -> BinaryIO:
+    """Open an input file for reading, in binary: the one opener every reader uses.
+
+    Only regular files are read (a pipe or device would block, or be consumed before the
+    file's checksum is recorded). OS errors become one :class:`DataFormatError`."""
+    path = Path(path)
     try:
-        return open(path, encoding="utf-8-sig", newline="")  # a leading BOM is not data
-    except FileNotFoundError:
-        raise DataFormatError(path, "file not found") from None
+        info = os.stat(path)
+    except OSError as exc:
+        reason = os_reason(exc)
+        if exc.errno == errno.ENOENT and os.path.islink(path):
+            reason = "broken symbolic link (its target does not exist)"
+        raise _cannot_read(path, reason) from None
+    except ValueError as exc:  # e.g. an embedded NUL byte in the name
+        raise _cannot_read(path, f"invalid file name ({exc})") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise _cannot_read(path, "is a directory")
+    if not stat.S_ISREG(info.st_mode):
+        raise _cannot_read(path, "not a regular file (a pipe, socket or device)")
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise _cannot_read(path, os_reason(exc)) from None
+
+
+def _utf8_error(path: Path, exc: UnicodeDecodeError, line: int, start_of_line: int, raw: bytes) -> DataFormatError:
+    hint = ""
+    if line == 1 and raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        hint = "; the file looks like UTF-16: save it as UTF-8"
+    return DataFormatError(
+        path, f"not valid UTF-8 ({exc.reason} at byte {exc.start - start_of_line} of the line){hint}", line
+    )
+
+
+def _decode_line(path: Path, raw: bytes, lineno: int) -> str:
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _utf8_error(path, exc, lineno, 0, raw) from None
+    if line.startswith(BOM):
+        if lineno != 1:
+            raise DataFormatError(
+                path, "byte order mark (U+FEFF) at the start of a line other than the first: were files "
+                "joined together? (it would become part of the first value)", lineno
+            )
+        line = line[1:]  # a leading BOM is not data
+    if "\x00" in line:
+        raise DataFormatError(path, f"NUL byte at character {line.index(chr(0))} of the line: a binary or UTF-16 "
+                              "file? (text files must be UTF-8)", lineno)
+    return line
 
 
 def read_lines(path) -> Iterator[tuple[int, str]]:
     """Yield ``(line number, line)`` of a UTF-8 text file, decoded line by line so that a
     bad byte is reported on its own line (a text-mode file decodes in blocks and would
-    fail lines too early)."""
-    try:
-        handle = open(path, "rb")
-    except FileNotFoundError:
-        raise DataFormatError(path, "file not found") from None
-    with handle:
-        for lineno, raw in enumerate(handle, start=1):
+    fail lines too early). Lines keep their line ending."""
+    path = Path(path)
+    with open_data(path) as handle:
+        lineno = 0
+        lines = iter(handle)
+        while True:
             try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise DataFormatError(path, f"not valid UTF-8 ({exc.reason} at byte {exc.start} of the line)", lineno) from None
-            if lineno == 1:
-                line = line.removeprefix("\ufeff")  # a leading BOM is not data
-            yield lineno, line
+                raw = next(lines)
+            except StopIteration:
+                return
+            except OSError as exc:
+                raise _cannot_read(path, os_reason(exc), lineno + 1) from None
+            lineno += 1
+            yield lineno, _decode_line(path, raw, lineno)
+
+
+def read_text(path) -> str:
+    """The whole file as text, with the same rules as :func:`read_lines` (errors name the line)."""
+    path = Path(path)
+    with open_data(path) as handle:
+        try:
+            raw = handle.read()
+        except OSError as exc:
+            raise _cannot_read(path, os_reason(exc)) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise _utf8_error(path, exc, line, raw.rfind(b"\n", 0, exc.start) + 1, raw) from None
+    del raw
+    if text.startswith(BOM):
+        text = text[1:]
+    if "\n\ufeff" in text:
+        line = text.count("\n", 0, text.index("\n\ufeff")) + 2
+        raise DataFormatError(
+            path, "byte order mark (U+FEFF) at the start of a line other than the first: were files "
+            "joined together? (it would become part of the first value)", line
+        )
+    if "\x00" in text:
+        at = text.index("\x00")
+        raise DataFormatError(path, f"NUL byte at character {at - text.rfind(chr(10), 0, at) - 1} of the line: a "
+                              "binary or UTF-16 file? (text files must be UTF-8)", text.count("\n", 0, at) + 1)
+    return text
+
+
+def read_nonblank_lines(path) -> Iterator[tuple[int, str]]:
+    """:func:`read_lines` without blank lines, stripped of surrounding whitespace."""
+    for lineno, line in read_lines(path):
+        if line.strip():
+            yield lineno, line.strip()
+
+
+# --- JSON -----------------------------------------------------------------------------
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs):
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return obj
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
+
+
+def json_type(value: Any) -> str:
+    """How a JSON value is named in error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _parse_json(path: Path, text: str, start: int, base_line: int = 0, value_line: int | None = None):
+    """Decode one JSON value of ``text`` at ``start``; returns ``(value, end)``. ``base_line``
+    is added to the decoder's line numbers (``text`` may be one line of a file);
+    ``value_line`` is the line reported for errors the decoder cannot place."""
+    try:
+        return _DECODER.raw_decode(text, start)
+    except json.JSONDecodeError as exc:
+        raise DataFormatError(path, f"invalid JSON ({exc.msg} at column {exc.colno})", exc.lineno + base_line) from None
+    except _DuplicateKey as exc:
+        raise DataFormatError(path, f"key {exc.key!r} appears twice in one JSON object (the last value would "
+                              "win silently)", value_line, exc.key) from None
+    except RecursionError:
+        raise DataFormatError(path, "JSON nested too deeply", value_line) from None
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+def _loads(path: Path, text: str, line: int | None = None):
+    """One whole JSON document, or one JSONL line when ``line`` is given (surrounding
+    whitespace allowed, nothing else)."""
+    start = _WS.match(text).end()
+    if start == len(text):
+        raise DataFormatError(path, "file is empty (no JSON value)" if line is None else "empty JSON", line)
+    value, end = _parse_json(path, text, start, base_line=(line or 1) - 1, value_line=line)
+    end = _WS.match(text, end).end()
+    if end != len(text):
+        at = line if line is not None else text.count("\n", 0, end) + 1
+        raise DataFormatError(path, "invalid JSON (extra data after the value)", at)
+    return value
+
+
+def read_json(path, expect: type | None = None):
+    """A whole JSON file; ``expect`` (``dict`` or ``list``) checks the top-level type."""
+    path = Path(path)
+    value = _loads(path, read_text(path))
+    if expect is not None and not isinstance(value, expect):
+        wanted = "an object" if expect is dict else "a list" if expect is list else expect.__name__
+        raise DataFormatError(path, f"expected {wanted} at the top level, found {json_type(value)}", 1)
+    return value
+
+
+def read_json_list(path, what: str = "items") -> Iterator[tuple[int, int, Any]]:
+    """Yield ``(index, line number, item)`` for each item of a file holding one JSON list,
+    so that errors can name the line an item starts on (``json.load`` would not tell)."""
+    path = Path(path)
+    text = read_text(path)
+    pos = _WS.match(text).end()
+    if pos == len(text) or text[pos] != "[":
+        value = _loads(path, text)  # reports an empty file or invalid JSON as such
+        raise DataFormatError(path, f"expected a JSON list of {what}, found {json_type(value)}", 1)
+    line, counted = 1, 0
+    pos = _WS.match(text, pos + 1).end()
+    index = 0
+    if text.startswith("]", pos):
+        end = _WS.match(text, pos + 1).end()
+        if end != len(text):
+            raise DataFormatError(path, "invalid JSON (extra data after the value)", text.count("\n", 0, end) + 1)
+        return
+    while True:
+        line += text.count("\n", counted, pos)
+        counted = pos
+        item, pos = _parse_json(path, text, pos, value_line=line)
+        yield index, line, item
+        index += 1
+        pos = _WS.match(text, pos).end()
+        if text.startswith(",", pos):
+            pos = _WS.match(text, pos + 1).end()
+            continue
+        if text.startswith("]", pos):
+            end = _WS.match(text, pos + 1).end()
+            if end != len(text):
+                raise DataFormatError(path, "invalid JSON (extra data after the value)", text.count("\n", 0, end) + 1)
+            return
+        at = text.count("\n", 0, pos) + 1
+        raise DataFormatError(path, "invalid JSON (expected ',' or ']' after a list item)"
+                              if pos < len(text) else "invalid JSON (the list is not closed: truncated file?)", at)
+
+
+def item_error(path, index: int, line: int, message: str, field: str | None = None) -> DataFormatError:
+    """An error in item ``index`` of a file holding one JSON list: the message names the
+    item and the line it starts on (``error.line`` holds the line too)."""
+    error = DataFormatError(path, f"item {index}: {message} (the item starts on line {line})", field=field)
+    error.line = line
+    return error
 
 
 def require_fields(path: Path, lineno: int, obj: dict, fields) -> None:
@@ -48,36 +303,75 @@ def read_jsonl(path, required=()) -> Iterator[tuple[int, dict]]:
     for lineno, line in read_lines(path):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataFormatError(path, f"invalid JSON ({exc.msg} at column {exc.colno})", lineno) from None
+        obj = _loads(path, line.rstrip("\r\n"), line=lineno)
         if not isinstance(obj, dict):
             raise DataFormatError(path, f"expected a JSON object, found {type(obj).__name__}", lineno)
         require_fields(path, lineno, obj, required)
         yield lineno, obj
 
 
-def read_json(path):
-    path = Path(path)
-    with _open_text(path) as handle:
-        try:
-            return json.load(handle)
-        except json.JSONDecodeError as exc:
-            raise DataFormatError(path, f"invalid JSON ({exc.msg} at column {exc.colno})", exc.lineno) from None
-        except UnicodeDecodeError as exc:
-            raise DataFormatError(path, f"not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+# --- field values ---------------------------------------------------------------------
 
+def id_value(path, value, line: int | None, field: str, message_prefix: str = "") -> str:
+    """An id field as a string: strings as they are, numbers converted with ``str``;
+    ``null``, booleans, lists and objects are refused (``str`` would make ids of them)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return str(value)
+    found = "a non-finite number" if isinstance(value, float) else json_type(value)
+    raise DataFormatError(path, f"{message_prefix}expected a string or number id, found {found}", line, field)
+
+
+def text_value(path, value, line: int | None, field: str, message_prefix: str = "") -> str:
+    """A text field: must be a string (``null`` would be indexed as the text "None")."""
+    if isinstance(value, str):
+        return value
+    raise DataFormatError(path, f"{message_prefix}expected a string, found {json_type(value)}", line, field)
+
+
+# --- CSV ------------------------------------------------------------------------------
 
 def read_csv(path, required=()) -> Iterator[tuple[int, dict]]:
-    """Yield ``(line number, row)`` from a CSV with a header naming ``required`` columns."""
+    """Yield ``(line number, row)`` from a CSV with a header naming ``required`` columns.
+
+    Every row must have as many fields as the header (a short row would otherwise read
+    as empty values); blank lines are skipped; a file without any line yields nothing
+    (the caller refuses it as empty). The line number is that of the row's last line."""
     path = Path(path)
-    reader = csv.DictReader(line for _, line in read_lines(path))
+    lines = read_lines(path)
+    skipped = 0
+    first = None
+    for lineno, line in lines:
+        if line.strip():
+            first = (lineno, line)
+            break
+        skipped = lineno
+    if first is None:
+        return
+
+    def source():
+        yield first[1]
+        for _, line in lines:
+            yield line
+
+    reader = csv.reader(source())
+    at = lambda: reader.line_num + skipped  # noqa: E731
     try:
-        missing = [c for c in required if c not in (reader.fieldnames or [])]
+        header = next(reader)
+        if len(set(header)) != len(header):
+            twice = sorted({h for h in header if header.count(h) > 1})
+            raise DataFormatError(path, f"column(s) {', '.join(twice)} appear twice in the header", at())
+        missing = [c for c in required if c not in header]
         if missing:
-            raise DataFormatError(path, f"missing column(s) {', '.join(missing)} in header", 1)
+            raise DataFormatError(path, f"missing column(s) {', '.join(missing)} in header", at())
         for row in reader:
-            yield reader.line_num, row
+            if not row or (len(row) == 1 and not row[0].strip() and len(header) > 1):
+                continue  # a blank line
+            if len(row) != len(header):
+                raise DataFormatError(path, f"expected {len(header)} fields as in the header, found {len(row)}", at())
+            yield at(), dict(zip(header, row))
     except csv.Error as exc:
-        raise DataFormatError(path, f"malformed CSV ({exc})", reader.line_num) from None
+        raise DataFormatError(path, f"malformed CSV ({exc})", at()) from None

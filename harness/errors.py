@@ -24,7 +24,7 @@ class DataFormatError(StatbenchError):
     """Malformed input data, located by file, line and field."""
 
     def __init__(self, path, message: str, line: int | None = None, field: str | None = None):
-        self.path, self.line, self.field = Path(path), line, field
+        self.path, self.line, self.field, self.message = Path(path), line, field, message
         where = str(self.path)
         if line is not None:
             where += f", line {line}"
@@ -35,3 +35,9 @@ class DataFormatError(StatbenchError):
 
 class DownloadError(StatbenchError):
     """A file could not be fetched; the message says what to fetch and where to put it."""
+
+
+def one_line(exc: BaseException) -> str:
+    """``Type: first line of the message`` (a plugin's exception, reported without a traceback)."""
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0]}" if lines else f"{type(exc).__name__}: {exc!r}"

@@ -1,8 +1,17 @@
 """Plugin discovery and the registry of tasks, retrievers and rerankers.
 
 Plugins are modules named by entry points in the ``statbench`` group; the built-in models
-and tasks arrive the same way. Loading is defensive: a plugin whose import or
-registration raises is recorded with its error and skipped, and the rest keeps working.
+and tasks arrive the same way. Loading is defensive: anything a plugin raises while it is
+imported or registers (``SystemExit`` included), or a class that breaks the contract
+(:mod:`statbench.checks`), marks that plugin failed with the reason; none of what it
+registered is kept, and the rest keeps working. What a plugin prints while imported is
+captured and logged, never mixed into a command's output.
+
+Names registered twice are never resolved silently. Every provider is listed (``statbench
+plugins`` and ``statbench list`` show the clash) and the plain name goes to **the built-in
+(distribution ``statbench``) if it is one of them, else to the provider loaded first**
+(entry points load in order of distribution name). ``DIST:NAME`` (e.g.
+``statbench-plugin-x:bm25``) always selects exactly one provider.
 
 ``STATBENCH_LOAD_PLUGINS`` is the kill switch: when set, only the distributions it lists
 (comma-separated) are loaded; set to the empty string, no plugin loads at all. Use
@@ -14,8 +23,11 @@ Tests register plugins in-process with ``pm.register(obj, name=...)`` and then
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
+import io
+import logging
 import os
 import traceback
 from dataclasses import dataclass, field
@@ -24,14 +36,17 @@ from importlib.metadata import entry_points
 import pluggy
 
 from . import hookspecs
-from .errors import UnknownNameError
+from .errors import StatbenchError, UnknownNameError
 
 ENTRY_POINT_GROUP = "statbench"
 KILL_SWITCH = "STATBENCH_LOAD_PLUGINS"
 KINDS = ("tasks", "retrievers", "rerankers")
+#: The distribution whose registrations win a name clash (see the module docstring).
+BUILTIN_DISTRIBUTION = "statbench"
 
 pm = pluggy.PluginManager("statbench")
 pm.add_hookspecs(hookspecs)
+_log = logging.getLogger("statbench")
 
 
 @dataclass
@@ -44,6 +59,11 @@ class PluginInfo:
     version: str | None = None
     error: str | None = None
     registered: dict[str, list[str]] = field(default_factory=lambda: {kind: [] for kind in KINDS})
+
+    @property
+    def qualifier(self) -> str:
+        """What ``DIST:NAME`` names this plugin by: its distribution, else its plugin name."""
+        return _normalise(self.distribution or self.name)
 
     def as_dict(self) -> dict:
         return {
@@ -64,6 +84,10 @@ class Registered:
     cls: type
     plugin: PluginInfo
 
+    @property
+    def qualified(self) -> str:
+        return f"{self.plugin.qualifier}:{self.name}"
+
 
 @dataclass
 class Registry:
@@ -71,12 +95,45 @@ class Registry:
     tasks: dict[str, Registered] = field(default_factory=dict)
     retrievers: dict[str, Registered] = field(default_factory=dict)
     rerankers: dict[str, Registered] = field(default_factory=dict)
+    #: (kind, name) -> every provider of a name registered more than once, the chosen first.
+    clashes: dict[tuple[str, str], list[Registered]] = field(default_factory=dict)
 
     def get(self, kind: str, name: str) -> Registered:
+        """The entry for a plain name (clashes resolved by the documented rule, with a
+        warning) or a qualified ``DIST:NAME`` (exactly that provider)."""
         table = getattr(self, kind)
+        if ":" in name:
+            dist, _, plain = name.rpartition(":")
+            for entry in self.providers(kind, plain):
+                if entry.plugin.qualifier == _normalise(dist):
+                    return entry
+            raise UnknownNameError(kind.rstrip("s"), name, self.names(kind, qualified=True))
         if name not in table:
             raise UnknownNameError(kind.rstrip("s"), name, table)
+        clash = self.clashes.get((kind, name))
+        if clash:
+            others = ", ".join(e.qualified for e in clash[1:])
+            _log.warning("%s %r is registered by several plugins; using %s (%s); the others: %s", kind.rstrip("s"),
+                         name, clash[0].qualified, self.rule(clash), others)
         return table[name]
+
+    def providers(self, kind: str, name: str) -> list[Registered]:
+        if (kind, name) in self.clashes:
+            return list(self.clashes[(kind, name)])
+        entry = getattr(self, kind).get(name)
+        return [entry] if entry else []
+
+    def names(self, kind: str, qualified: bool = False) -> list[str]:
+        table = getattr(self, kind)
+        if not qualified:
+            return sorted(table)
+        return sorted({e.qualified for n in table for e in self.providers(kind, n)} | set(table))
+
+    @staticmethod
+    def rule(clash: list[Registered]) -> str:
+        if clash[0].plugin.distribution and _normalise(clash[0].plugin.distribution) == BUILTIN_DISTRIBUTION:
+            return "the built-in wins"
+        return "first loaded wins"
 
     @property
     def errors(self) -> list[PluginInfo]:
@@ -97,7 +154,28 @@ def _normalise(name: str) -> str:
 def _short_error(exc: BaseException) -> str:
     frame = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
     where = f" ({frame[0].filename}:{frame[0].lineno})" if frame else ""
-    return f"{type(exc).__name__}: {exc}{where}"
+    if isinstance(exc, SystemExit):
+        return f"SystemExit({exc.code!r}) raised by the plugin{where}"
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}{where}"
+
+
+@contextlib.contextmanager
+def _guarded(info: PluginInfo, action: str):
+    """Run plugin code: anything it raises (SystemExit included, KeyboardInterrupt aside)
+    marks the plugin failed; what it prints goes to the log, not to the command's output."""
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            yield
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a plugin must never take the CLI down
+        info.error = _short_error(exc)
+    finally:
+        printed = (out.getvalue() + err.getvalue()).strip()
+        if printed:
+            _log.info("plugin %s printed while %s: %s", info.name, action, printed[:500])
 
 
 _entry_point_infos: dict[str, PluginInfo] | None = None
@@ -110,7 +188,7 @@ def load_entry_points() -> dict[str, PluginInfo]:
         return _entry_point_infos
     allowed = _allowed_distributions()
     infos: dict[str, PluginInfo] = {}
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.dist.name if e.dist else "", e.name)):
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=_load_order):
         dist = ep.dist.name if ep.dist else None
         if allowed is not None and _normalise(dist or "") not in allowed:
             continue
@@ -119,13 +197,17 @@ def load_entry_points() -> dict[str, PluginInfo]:
         infos[key] = info
         if pm.has_plugin(key):
             continue
-        try:
+        with _guarded(info, "imported"):
             module = importlib.import_module(ep.value)
             pm.register(module, name=key)
-        except Exception as exc:  # a broken plugin must never break the CLI
-            info.error = _short_error(exc)
     _entry_point_infos = infos
     return infos
+
+
+def _load_order(ep) -> tuple:
+    """The built-ins first, then other distributions by name: the order clashes are settled by."""
+    dist = _normalise(ep.dist.name) if ep.dist else ""
+    return (dist != BUILTIN_DISTRIBUTION, dist, ep.name)
 
 
 _registry: Registry | None = None
@@ -158,33 +240,58 @@ def _build_registry() -> Registry:
     registry = Registry(
         plugins={key: dataclasses.replace(info, registered={k: [] for k in KINDS}) for key, info in load_entry_points().items()}
     )
+    order = list(registry.plugins)
+    impls: dict[str, list] = {}
     for kind in KINDS:
-        caller = getattr(pm.hook, f"register_{kind}")
-        # Each implementation is called on its own so that what it registers can be
-        # attributed to its plugin, and so that one raising does not stop the others.
-        for impl in caller.get_hookimpls():
-            info = registry.plugins.get(impl.plugin_name)
-            if info is None:
-                info = PluginInfo(name=impl.plugin_name, module=getattr(impl.plugin, "__name__", repr(impl.plugin)))
-                registry.plugins[impl.plugin_name] = info
+        for impl in getattr(pm.hook, f"register_{kind}").get_hookimpls():
+            impls.setdefault(impl.plugin_name, []).append((kind, impl))
+            if impl.plugin_name not in registry.plugins:
+                registry.plugins[impl.plugin_name] = PluginInfo(
+                    name=impl.plugin_name, module=getattr(impl.plugin, "__name__", repr(impl.plugin)))
+                order.append(impl.plugin_name)
+    # Each plugin's hooks run on their own: what it registers is attributed to it, one that
+    # fails does not stop the others, and a plugin is registered whole or not at all.
+    for plugin_name in order:
+        info = registry.plugins[plugin_name]
+        if info.error or plugin_name not in impls:
+            continue
+        pending: list[tuple[str, Registered]] = []
+        for kind, impl in impls[plugin_name]:
+            with _guarded(info, f"registering {kind}"):
+                impl.function(register=_registrar(kind, info, pending))
             if info.error:
-                continue
-            try:
-                impl.function(register=_registrar(registry, kind, info))
-            except Exception as exc:
-                info.error = _short_error(exc)
+                break
+        if not info.error:
+            for kind, entry in pending:
+                _add(registry, kind, entry)
     return registry
 
 
-def _registrar(registry: Registry, kind: str, info: PluginInfo):
-    table = getattr(registry, kind)
+def _registrar(kind: str, info: PluginInfo, pending: list):
+    from .api import Reranker, Retriever
+    from .checks import check_model_class, check_task_class
 
     def register(cls, *, aliases: tuple[str, ...] = ()) -> None:
+        if kind == "tasks":
+            check_task_class(cls)
+        else:
+            check_model_class(cls, Retriever if kind == "retrievers" else Reranker)
         for name in (cls.name, *aliases):
-            if name in table:
-                other = table[name].plugin
-                raise ValueError(f"{kind[:-1]} {name!r} is already registered by plugin {other.name!r}")
-            table[name] = Registered(name=name, cls=cls, plugin=info)
-            info.registered[kind].append(name)
+            if any(k == kind and e.name == name for k, e in pending):
+                raise StatbenchError(f"{kind[:-1]} {name!r} registered twice by the same plugin")
+            pending.append((kind, Registered(name=name, cls=cls, plugin=info)))
 
     return register
+
+
+def _add(registry: Registry, kind: str, entry: Registered) -> None:
+    table = getattr(registry, kind)
+    entry.plugin.registered[kind].append(entry.name)
+    if entry.name not in table:
+        table[entry.name] = entry
+        return
+    clash = registry.clashes.setdefault((kind, entry.name), [table[entry.name]])
+    clash.append(entry)
+    # plugins are added in load order, built-ins first: the first provider keeps the name
+    _log.info("%s %r is also registered by %s; %s keeps the plain name", kind[:-1], entry.name, entry.qualified,
+              clash[0].qualified)

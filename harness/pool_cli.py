@@ -64,7 +64,7 @@ def list_(task, data_dir):
         if not side.is_file():
             table.add_row(name, str(path), "?", "?", "[yellow]no sidecar (unverified)")
             continue
-        meta = read_json(side)
+        meta = read_json(side, expect=dict)
         ok = meta.get("sha256") == file_sha256(path)
         retriever = (meta.get("retriever") or {}).get("name", "?")
         table.add_row(name, str(path), retriever, str(meta.get("depth", "?")),

@@ -72,7 +72,7 @@ class Pools(Mapping):
             return info, None  # a pool shipped without a sidecar: its checksum is recorded as found
         from .dataio import read_json
 
-        meta = read_json(side)
+        meta = read_json(side, expect=dict)
         info.update({"sidecar": str(side), **{k: meta.get(k) for k in ("retriever", "depth", "command", "created")}})
         rebuild = f"rebuild it with `{meta.get('command') or f'statbench pool build --task {self.task_name} --name {name}'}`"
         if meta.get("sha256") != actual:

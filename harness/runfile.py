@@ -11,11 +11,13 @@ the order of the rank column, and re-scoring the file reproduces the harness's f
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Iterable, Mapping
 
 from .api import Qrels, Ranking
 from .atomic import atomic_open
+from .dataio import read_lines
 from .errors import DataFormatError
 
 
@@ -49,31 +51,76 @@ def write_run(path, rankings: Mapping[str, Ranking], tag: str) -> None:
         handle.writelines(format_run(rankings, tag))
 
 
-def read_run(path) -> dict[str, Ranking]:
-    """Read a TREC run (6 whitespace-separated columns); errors name the file and line."""
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def read_run(path, *, allow_empty: bool = False) -> dict[str, Ranking]:
+    """Read a TREC run (6 whitespace-separated columns); errors name the file, line and field.
+
+    Strict, like every reader: the rank must be an integer and the score a finite number,
+    a (query, document) pair may appear once, and a run without any line is an error
+    (a broken or wrong file would otherwise score zero). ``allow_empty=True`` accepts an
+    empty run: the harness's own verified split runs may be empty (a model that found
+    nothing for any query of a split).
+    Rankings keep the file's order."""
     path = Path(path)
     rankings: dict[str, Ranking] = {}
+    first_line: dict[str, dict[str, int]] = {}
     for lineno, parts in _columns(path, 6, "qid Q0 docid rank score tag"):
-        qid, _, doc_id, _, score, _ = parts
+        qid, _, doc_id, rank, score, _ = parts
+        if not _INTEGER.fullmatch(rank):
+            raise DataFormatError(path, f"rank {rank!r} is not an integer", lineno, "rank")
         try:
             value = float(score)
         except ValueError:
             raise DataFormatError(path, f"score {score!r} is not a number", lineno, "score") from None
+        if not math.isfinite(value):
+            raise DataFormatError(path, f"score {score!r} is not a finite number", lineno, "score")
+        seen = first_line.setdefault(qid, {})
+        if doc_id in seen:
+            raise DataFormatError(path, f"query {qid!r} lists document {doc_id!r} twice (lines {seen[doc_id]} and "
+                                  f"{lineno})", lineno, "docid")
+        seen[doc_id] = lineno
         rankings.setdefault(qid, []).append((doc_id, value))
+    if not rankings and not allow_empty:
+        raise DataFormatError(path, "no run lines (the file is empty or holds only blank lines)")
     return rankings
 
 
-def read_qrels(path) -> Qrels:
-    """Read TREC qrels (``qid iter docid grade``); errors name the file and line."""
+def read_qrels(path, *, notes: list[str] | None = None) -> Qrels:
+    """Read TREC qrels (``qid iter docid grade``); errors name the file, line and field.
+
+    Grades must be integers. A (query, document) pair judged twice with different grades
+    is an error naming both lines; a line repeating an earlier judgement exactly changes
+    nothing and is kept once (said in ``notes`` when given, e.g. a task's dropped list).
+    A file without any judgement is an error."""
     path = Path(path)
     qrels: Qrels = {}
+    first_line: dict[tuple[str, str], int] = {}
+    repeats: list[tuple[int, int]] = []
     for lineno, parts in _columns(path, 4, "qid iteration docid relevance"):
         qid, _, doc_id, grade = parts
-        try:
-            value = int(grade)
-        except ValueError:
-            raise DataFormatError(path, f"relevance {grade!r} is not an integer", lineno, "relevance") from None
-        qrels.setdefault(qid, {})[doc_id] = value
+        if not _INTEGER.fullmatch(grade):
+            raise DataFormatError(path, f"relevance {grade!r} is not an integer", lineno, "relevance")
+        value = int(grade)
+        judged = qrels.setdefault(qid, {})
+        if doc_id in judged:
+            first = first_line[(qid, doc_id)]
+            if judged[doc_id] != value:
+                raise DataFormatError(
+                    path, f"query {qid!r}, document {doc_id!r} is judged twice with different grades: "
+                    f"{judged[doc_id]} on line {first}, {value} on line {lineno}", lineno, "relevance"
+                )
+            repeats.append((lineno, first))
+            continue
+        judged[doc_id] = value
+        first_line[(qid, doc_id)] = lineno
+    if not qrels:
+        raise DataFormatError(path, "no judgements (the file is empty or holds only blank lines)")
+    if repeats and notes is not None:
+        shown = ", ".join(f"line {a} = line {b}" for a, b in repeats[:3])
+        notes.append(f"{path.name}: {len(repeats)} line(s) repeat an earlier judgement exactly and were counted "
+                     f"once (e.g. {shown})")
     return qrels
 
 
@@ -89,20 +136,11 @@ def write_qrels(path, qrels: Qrels) -> None:
 
 
 def _columns(path: Path, expected: int, layout: str):
-    try:
-        handle = open(path, encoding="utf-8")
-    except FileNotFoundError:
-        raise DataFormatError(path, "file not found") from None
-    with handle:
-        try:
-            for lineno, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                parts = line.split()
-                if len(parts) != expected:
-                    raise DataFormatError(
-                        path, f"expected {expected} columns ({layout}), found {len(parts)}", lineno
-                    )
-                yield lineno, parts
-        except UnicodeDecodeError as exc:
-            raise DataFormatError(path, f"not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+    """``(line number, columns)`` of each non-blank line (read like every other input file)."""
+    for lineno, line in read_lines(path):
+        if not line.strip():
+            continue
+        parts = line.split()
+        if len(parts) != expected:
+            raise DataFormatError(path, f"expected {expected} columns ({layout}), found {len(parts)}", lineno)
+        yield lineno, parts

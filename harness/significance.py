@@ -1,7 +1,9 @@
 """Paired significance tests of systems against a baseline, on per-query scores.
 
 Pure numpy/scipy with fixed seeds, so the same scores always give the same figures.
-For each system, on the query ids both it and the baseline scored:
+A system is tested only on exactly the query set the baseline scored (the same non-empty
+set of query ids, see :func:`query_set_difference`): a test on part of the queries, or on
+none, is no test and is refused rather than reported as "not significant". For each system:
 
 - Wilcoxon signed-rank test (two-sided, ``zero_method="wilcox"``): queries on which the
   two systems score the same are *discarded* before ranking, the classical test (ties
@@ -84,6 +86,24 @@ def primary_measure(task_name: str, labels, task_cls=None) -> str:
     return labels[0]
 
 
+def query_set_difference(baseline: Mapping[str, float], system: Mapping[str, float],
+                         names: tuple[str, str] = ("the baseline", "the system")) -> str | None:
+    """Why the two cannot be paired, or None when they scored exactly the same, non-empty,
+    set of query ids (a paired test on fewer queries would not be the test of these runs)."""
+    if not baseline or not system:
+        empty = [name for name, scores in zip(names, (baseline, system)) if not scores]
+        return f"no per-query score in {' and '.join(empty)}"
+    only_base = sorted(set(baseline) - set(system))
+    only_system = sorted(set(system) - set(baseline))
+    if not only_base and not only_system:
+        return None
+    parts = [
+        f"{len(only)} quer{'y' if len(only) == 1 else 'ies'} scored only by {name} (e.g. {', '.join(only[:3])})"
+        for name, only in zip(names, (only_base, only_system)) if only
+    ]
+    return "different query sets: " + "; ".join(parts)
+
+
 def paired_arrays(baseline: Mapping[str, float], system: Mapping[str, float]):
     """Scores on the query ids both runs have, in sorted id order."""
     import numpy as np
@@ -160,7 +180,13 @@ def compare_to_baseline(
     """Test every system against the baseline; ``baseline``/``systems`` map query id -> score.
 
     Systems are handled in sorted name order, each bootstrap with the same seed, so a
-    comparison does not depend on which other systems are present (except through Holm)."""
+    comparison does not depend on which other systems are present (except through Holm).
+    Every system must have scored exactly the baseline's query set (``StatbenchError``
+    otherwise: callers leave such systems out, see :func:`query_set_difference`)."""
+    for name in sorted(systems):
+        problem = query_set_difference(baseline, systems[name], (repr(baseline_name), repr(name)))
+        if problem is not None:
+            raise StatbenchError(f"{name!r} cannot be tested against {baseline_name!r} on {measure}: {problem}")
     raw = []
     for name in sorted(systems):
         base, sys_ = paired_arrays(baseline, systems[name])

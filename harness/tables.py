@@ -49,7 +49,7 @@ def print_registry(console, registry, what: str) -> None:
         for kind in ("retrievers", "rerankers"):
             for name, entry in sorted(getattr(registry, kind).items()):
                 cls = entry.cls
-                params = ", ".join(f"{k}={v}" for k, v in cls.default_params.items())
+                params = ", ".join(f"{k}={v}" for k, v in cls.defaults().items())
                 table.add_row(name, kind[:-1], cls.family, cls.description, params, entry.plugin.name)
         console.print(table)
     report_plugin_errors(console, registry)
@@ -83,9 +83,14 @@ def print_plugins(console, registry) -> None:
         status = f"[red]failed: {info.error}" if info.error else "[green]ok"
         table.add_row(info.name, info.distribution or "(in-process)", info.version or "", registers, status)
     console.print(table)
+    report_plugin_errors(console, registry)
 
 
 def report_plugin_errors(console, registry) -> None:
     for info in registry.errors:
         console.print(f"[yellow]warning:[/] plugin {info.name!r} ({info.distribution or 'in-process'}) "
                       f"failed to load and was skipped: {info.error}")
+    for (kind, name), providers in sorted(registry.clashes.items()):
+        console.print(f"[yellow]warning:[/] {kind[:-1]} {name!r} is registered by {len(providers)} plugins: "
+                      f"{', '.join(e.qualified for e in providers)}; the plain name selects "
+                      f"{providers[0].qualified} ({registry.rule(providers)}), a qualified name selects any")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import stat
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -12,7 +14,8 @@ from typing import ClassVar
 
 from .api import Measure, Task, TaskData
 from .download import fetch
-from .errors import DownloadError, StatbenchError
+from .dataio import open_data, os_reason
+from .errors import DataFormatError, DownloadError, StatbenchError
 from .paths import DATA_ENV, data_root
 
 
@@ -33,6 +36,29 @@ def load_definition(package: str, filename: str) -> dict:
         where = "/".join(str(p) for p in first.absolute_path) or "(root)"
         raise StatbenchError(f"task definition {package}/{filename}: {where}: {first.message}")
     return definition
+
+
+def _check_folder(root: Path) -> None:
+    """``--data-dir`` must be a readable folder (one line otherwise, not a list of files)."""
+    try:
+        info = os.stat(root)
+    except (OSError, ValueError) as exc:
+        reason = os_reason(exc) if isinstance(exc, OSError) else str(exc)
+        raise DataFormatError(root, f"--data-dir cannot be read: {reason}") from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise DataFormatError(root, "--data-dir is not a folder")
+
+
+def _first_present(root: Path, locations) -> Path | None:
+    """The first location holding something. Whatever is there must be a readable regular
+    file: a directory, a broken link or an unreadable file in a declared location is an
+    error, never a reason to fall back silently (to another location or to no file)."""
+    for location in locations:
+        path = root / location
+        if os.path.lexists(path):
+            with open_data(path):  # one-line DataFormatError for anything but a readable file
+                return path
+    return None
 
 
 class DefinedTask(Task):
@@ -63,10 +89,12 @@ class DefinedTask(Task):
         saying what to fetch and where."""
         explicit = data_dir is not None
         root = self.data_folder(data_dir)
+        if explicit:
+            _check_folder(root)
         found: dict[str, Path] = {}
         missing: list[dict] = []
         for spec in self.definition["files"]:
-            path = next((root / loc for loc in spec["locations"] if (root / loc).is_file()), None)
+            path = _first_present(root, spec["locations"])
             if path is None and not explicit and download and spec.get("url"):
                 path = self._download(spec, root, log)
             if path is not None:

@@ -13,10 +13,10 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
 from pathlib import Path
 
-from .api import FAMILIES, Document, Query, Reranker, Retriever, RunContext, Task
+from .api import Document, Query, Reranker, Retriever, RunContext
+from .checks import PluginError, TaskDataError, check_model_class, check_rankings, check_task_class, check_task_data
 from .plugins import load_entry_points, pm, reset_registry
 
 SAMPLE_CORPUS = (
@@ -37,32 +37,25 @@ def make_context(cache_dir: Path, language: str = "en", name: str = "conformance
     )
 
 
-def _check_class(cls, base: type) -> None:
-    assert isinstance(cls, type) and issubclass(cls, base), f"{cls!r} must subclass statbench.api.{base.__name__}"
-    assert isinstance(getattr(cls, "name", None), str) and cls.name, f"{cls.__name__}.name must be a non-empty str"
-    assert not any(c.isspace() for c in cls.name), f"{cls.__name__}.name {cls.name!r} must not contain whitespace"
-    assert cls.family in FAMILIES, f"{cls.__name__}.family {cls.family!r} must be one of {FAMILIES}"
-    assert isinstance(cls.description, str), f"{cls.__name__}.description must be a str"
-    assert isinstance(cls.default_params, dict), f"{cls.__name__}.default_params must be a dict"
+@contextlib.contextmanager
+def _as_assertion():
+    """The kit reports a broken rule as an ``AssertionError`` (what pytest expects)."""
     try:
-        json.dumps(cls.default_params)
-    except TypeError as exc:
-        raise AssertionError(f"{cls.__name__}.default_params must be JSON-serialisable: {exc}") from None
+        yield
+    except PluginError as exc:
+        raise AssertionError(str(exc)) from None
 
 
-def _check_rankings(owner: str, rankings, query_ids, allowed_docs, k: int | None) -> None:
-    assert isinstance(rankings, dict), f"{owner} must return a dict query id -> ranking"
-    extra = set(rankings) - set(query_ids)
-    assert not extra, f"{owner} returned rankings for unknown query ids {sorted(extra)}"
-    for qid, ranking in rankings.items():
-        docs = [pair[0] for pair in ranking]
-        assert len(docs) == len(set(docs)), f"{owner}: query {qid} ranks a document twice"
-        assert set(docs) <= set(allowed_docs), f"{owner}: query {qid} ranks unknown docs {sorted(set(docs) - set(allowed_docs))}"
-        if k is not None:
-            assert len(ranking) <= k, f"{owner}: query {qid} returned {len(ranking)} documents for k={k}"
-        for doc_id, score in ranking:
-            assert isinstance(doc_id, str), f"{owner}: doc id {doc_id!r} must be a str"
-            assert isinstance(score, (int, float)) and math.isfinite(score), f"{owner}: score {score!r} must be finite"
+def _check_class(cls, base: type) -> None:
+    with _as_assertion():
+        check_model_class(cls, base)
+
+
+def _check_rankings(owner: str, rankings, query_ids, allowed_docs, k: int | None, candidates=None) -> None:
+    """The runner's own checks (statbench.checks.check_rankings), as assertions."""
+    with _as_assertion():
+        check_rankings(rankings, owner=owner, query_ids=set(query_ids), corpus=set(allowed_docs),
+                       candidates=candidates, k=k)
 
 
 def check_retriever(cls, tmp_path, params: dict | None = None, corpus=SAMPLE_CORPUS, queries=SAMPLE_QUERIES,
@@ -93,26 +86,21 @@ def check_reranker(cls, tmp_path, params: dict | None = None, corpus=SAMPLE_CORP
     by_id = {d.id: d for d in corpus}
     candidates = {q.id: [d.id for d in corpus[:3]] for q in queries}
     out = model.rerank(list(queries), candidates, by_id, ctx)
-    _check_rankings(f"{cls.__name__}.rerank", out, [q.id for q in queries], [d.id for d in corpus[:3]], None)
+    _check_rankings(f"{cls.__name__}.rerank", out, [q.id for q in queries], (), None, candidates=candidates)
     assert out == model.rerank(list(queries), candidates, by_id, ctx), f"{cls.__name__}.rerank is not deterministic"
     return out
 
 
 def check_task(cls, data_dir) -> None:
-    """Load a task from ``data_dir``; check measures parse and splits, qrels and corpus agree."""
-    import ir_measures
-
-    assert issubclass(cls, Task), f"{cls!r} must subclass statbench.api.Task"
-    for m in cls.measures:
-        ir_measures.parse_measure(m.ir_measure)
+    """Load a task from ``data_dir``; the registry's class checks and the runner's checks
+    of the loaded data (ids, judgements, splits known and disjoint from training)."""
+    with _as_assertion():
+        check_task_class(cls)
     data = cls().load(Path(data_dir), logging.getLogger("statbench.testing"))
-    assert data.splits, "a task needs at least one split"
-    for split in data.splits:
-        missing = [q for q in split.test if q not in data.queries]
-        assert not missing, f"split {split.name} tests unknown queries {missing[:3]}"
-    for qid, docs in data.qrels.items():
-        unknown = [d for d in docs if d not in data.corpus]
-        assert not unknown, f"qrels of {qid} point to documents not in the corpus: {unknown[:3]}"
+    try:
+        check_task_data(cls.name, data)
+    except TaskDataError as exc:
+        raise AssertionError(str(exc)) from None
     assert len(data.checksum) == 64, "TaskData.checksum must be a sha256 hex digest"
 
 

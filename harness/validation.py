@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .api import Document, Qrels, Query, TaskData
-from .errors import StatbenchError
+from .api import Document, Qrels, Query
+from .errors import DataFormatError
 
 EXAMPLES = 3
 
@@ -14,7 +14,11 @@ EXAMPLES = 3
 def check_qrels_against_corpus(
     qrels: Qrels, corpus: dict[str, Document], queries: dict[str, Query], source: Path, dropped: list[str]
 ) -> None:
-    """Remove judgements of unknown documents, then queries left with nothing relevant."""
+    """Remove judgements of unknown documents, then queries left with nothing relevant.
+
+    If no query is left, nothing can be scored: that is an error naming ``source``, not a
+    run of all-zero (or empty) scores."""
+    n_queries, n_judged = len(queries), sum(len(docs) for docs in qrels.values())
     unknown = [(qid, doc) for qid, docs in qrels.items() for doc in docs if doc not in corpus]
     if unknown:
         shown = ", ".join(f"{q}->{d}" for q, d in unknown[:EXAMPLES])
@@ -34,14 +38,12 @@ def check_qrels_against_corpus(
             qrels.pop(qid, None)
     for qid in [q for q in qrels if q not in queries]:
         del qrels[qid]
-
-
-def check_ids(task_name: str, data: TaskData) -> None:
-    """Ids end up as TREC columns, so they must be non-empty and free of whitespace."""
-    for kind, ids in (("document", data.corpus), ("query", data.queries)):
-        bad = [i for i in ids if not i or any(c.isspace() for c in i)]
-        if bad:
-            raise StatbenchError(
-                f"task {task_name!r}: {len(bad)} {kind} id(s) are empty or contain whitespace, which TREC "
-                f"files cannot hold (e.g. {bad[0]!r}); the task loader must normalise them"
-            )
+    if not queries and not n_queries:
+        example = f" (e.g. {dropped[0]})" if dropped else ""
+        raise DataFormatError(source, f"no queries left to score: every query was dropped{example}")
+    if not queries:
+        raise DataFormatError(
+            source, f"no judgements left to score: none of the {n_queries} query(ies) has a relevant document in the "
+            f"corpus ({len(unknown)} of {n_judged} judgement(s) point to documents not in the corpus; is this the "
+            "right corpus?)"
+        )

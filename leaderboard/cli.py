@@ -3,9 +3,19 @@ Only click is imported here; the builder loads when the command runs."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import click
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    """``text`` as one printable line: control characters from results (newlines, terminal
+    escapes) are shown as escapes (``\\n``, ``\\x1b``), never passed to the terminal."""
+    return _CONTROL.sub(lambda m: ascii(m.group())[1:-1], text)
 
 
 @click.group()
@@ -31,6 +41,6 @@ def build(results_dir, out_dir, baseline, measure, run_files):
 
     report = build_site(results_dir, out_dir, baseline=baseline, measure=measure, copy_runs=run_files)
     for problem in report.problems:
-        click.echo(f"warning: {problem}", err=True)
+        click.echo(f"warning: {one_line(problem)}", err=True)
     click.echo(f"{report.rows} result(s) on {len(report.pages) - 1} task page(s) written to {out_dir}")
     click.echo(f"open {(out_dir / 'index.html').resolve().as_uri()}")

@@ -1,18 +1,40 @@
 """Find results JSON files, validate each, and turn them into leaderboard rows.
 
 A file that fails validation is reported (file and reason) and skipped whole: a row is
-rendered from a fully valid file or not at all. Several files for the same row (same
-model, parameters, reranker and pool) keep the newest by ``created``; the others are
-reported as superseded."""
+rendered from a fully valid file or not at all. Validation is strict: the JSON itself
+(no NaN/Infinity, no number that overflows, no duplicate key, no unpaired surrogate),
+the results schema, the consistency between measures, splits and aggregate, and every
+score (finite; within [0, 1] for the measures known to be bounded). Several files for
+the same row (same model, parameters, reranker and pool, on the same board) keep the
+newest by ``created``; the others are reported as superseded."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
+import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from statbench.errors import StatbenchError
+from statbench.errors import DataFormatError, StatbenchError
+
+#: ir-measures measures whose every value lies in [0, 1] (by name, as in ``R@100``,
+#: ``nDCG(gains=...)@10``, ``RR(rel=2)@5``). Others (NumRet, RBP, INST, alpha_nDCG, ...)
+#: are only checked for being finite.
+BOUNDED_MEASURES = frozenset({
+    "AP", "MAP", "P", "Precision", "R", "Recall", "RR", "MRR", "nDCG", "NDCG", "Rprec", "RPrec",
+    "Success", "Judged", "Bpref", "BPref", "ERR", "IPrec", "SetP", "SetR", "SetF", "SetAP",
+    "Accuracy", "Compat",
+})
+_MEASURE_NAME = re.compile(r"\s*([^\W\d]\w*)")
+_NEGATIVE_GAIN = re.compile(r"gains\s*=\s*\{[^}]*:\s*-")
+#: relative/absolute tolerance of the aggregate and per-query consistency checks (float
+#: summation order only: files written by ``statbench run`` agree to ~1e-16)
+TOLERANCE = 1e-9
+#: problems listed per skipped file (the rest are counted)
+SHOWN_PROBLEMS = 5
 
 
 @dataclass
@@ -66,6 +88,15 @@ class Row:
     def multi_split(self) -> bool:
         return len(self.results["splits"]) > 1
 
+    @property
+    def split_set(self) -> tuple[tuple[str, int], ...]:
+        return split_set(self.results)
+
+    @property
+    def board(self) -> tuple[str, str, tuple[tuple[str, int], ...]]:
+        """What a row must share with the others of its table: task, data, split set."""
+        return (self.task, self.results["task"]["data_checksum"], self.split_set)
+
 
 def identity(results: dict) -> dict:
     reranker = results.get("reranker")
@@ -82,8 +113,28 @@ def row_key(ident: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
+def split_set(results: dict) -> tuple[tuple[str, int], ...]:
+    """The splits the results were scored on, as sorted (name, number of queries) pairs:
+    ``--split R04,R03`` and ``--split R03,R04`` are the same set."""
+    return tuple(sorted((s["name"], s["n_queries"]) for s in results["splits"]))
+
+
+from statbench.results import parse_strict, read_results, schema_errors  # noqa: E402,F401 (strict reading lives in the core)
+
+# --- checks the schema cannot express ------------------------------------------------------
+
+
+def is_bounded(measure: str) -> bool:
+    """Whether every value of the ir-measures measure ``measure`` lies in [0, 1]."""
+    match = _MEASURE_NAME.match(measure)
+    if not match or match.group(1) not in BOUNDED_MEASURES:
+        return False
+    return not _NEGATIVE_GAIN.search(measure)  # nDCG with a negative gain can go below 0
+
+
 def consistency_problems(results: dict) -> list[str]:
-    """What the schema cannot say: every measure scored in the aggregate and each split."""
+    """What the schema cannot say: every measure scored in the aggregate, each split and
+    each query; split names unique; no split without queries."""
     labels = [m["label"] for m in results["measures"]]
     problems = []
     if len(set(labels)) != len(labels):
@@ -91,11 +142,128 @@ def consistency_problems(results: dict) -> list[str]:
     missing = [m for m in labels if m not in results["aggregate"]]
     if missing:
         problems.append(f"aggregate: no value for {', '.join(missing)}")
+    names = [s["name"] for s in results["splits"]]
+    if len(set(names)) != len(names):
+        problems.append(f"splits: duplicate names ({', '.join(sorted({n for n in names if names.count(n) > 1}))})")
     for split in results["splits"]:
         lacking = [m for m in labels if m not in split["scores"]]
         if lacking:
             problems.append(f"splits/{split['name']}: no score for {', '.join(lacking)}")
+        if split["n_queries"] == 0:
+            problems.append(f"splits/{split['name']}: n_queries is 0 (a split without queries has no score)")
+    wanted = set(labels)
+    for qid, scores in results["per_query"].items():
+        if not wanted <= scores.keys():
+            problems.append(f"per_query/{qid}: no score for {', '.join(m for m in labels if m not in scores)}")
+            break
     return problems
+
+
+def score_problems(results: dict) -> list[str]:
+    """Every score that cannot be right: non-finite anywhere, outside [0, 1] for a bounded
+    measure (aggregate, all_queries, splits, per_query, breakdown), a negative or too large
+    std. Each names its field, e.g. ``per_query/q7/R@100: 7.5 is outside [0, 1]``."""
+    bounded = {m["label"]: is_bounded(m["ir_measure"]) for m in results["measures"]}
+    problems: list[str] = []
+
+    def check_one(where: str, label: str, value) -> None:
+        limit = bounded.get(label)
+        if limit is None:
+            limit = bounded[label] = is_bounded(label)
+        if not math.isfinite(value):
+            problems.append(f"{where}: {value!r} is not a finite number")
+        elif limit and not 0.0 <= value <= 1.0:
+            problems.append(f"{where}: {value!r} is outside [0, 1]")
+
+    def check(where: str, scores: dict) -> None:
+        for label, value in scores.items():
+            check_one(f"{where}/{label}", label, value)
+
+    for label, agg in results["aggregate"].items():
+        check_one(f"aggregate/{label}/mean", label, agg["mean"])
+        std = agg["std"]
+        if not math.isfinite(std) or std < 0:
+            problems.append(f"aggregate/{label}/std: {std!r} is not a non-negative number")
+        elif bounded.get(label, False) and std > 1.0:
+            problems.append(f"aggregate/{label}/std: {std!r} is larger than any std of scores in [0, 1]")
+    check("all_queries", results.get("all_queries", {}))
+    for split in results["splits"]:
+        check(f"splits/{split['name']}", split["scores"])
+    for qid, scores in results["per_query"].items():
+        check(f"per_query/{qid}", scores)
+    for group, values in results.get("breakdown", {}).items():
+        for value, scores in values.items():
+            check(f"breakdown/{group}/{value}", scores)
+    for section in ("timings", "throughput"):
+        for name, value in results.get(section, {}).items():
+            if not math.isfinite(value) or value < 0:
+                problems.append(f"{section}/{name}: {value!r} is not a non-negative number")
+    return problems
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
+
+
+def agreement_problems(results: dict) -> list[str]:
+    """Figures that contradict each other: the aggregate must be the mean and sample std of
+    the split scores (what the table shows next to the per-split values), and when the
+    splits are disjoint the per-query scores must average to the splits' query-weighted
+    mean (what the significance tests use)."""
+    problems = []
+    splits = results["splits"]
+    counts = [s["n_queries"] for s in splits]
+    per_query = results["per_query"]
+    for m in results["measures"]:
+        label = m["label"]
+        values = [s["scores"][label] for s in splits]
+        agg = results["aggregate"][label]
+        mean = statistics.fmean(values)
+        std = statistics.stdev(values) if len(values) > 1 else 0.0
+        if not _close(agg["mean"], mean):
+            problems.append(f"aggregate/{label}/mean: {agg['mean']!r} is not the mean over the splits ({mean!r})")
+        if not _close(agg["std"], std):
+            problems.append(f"aggregate/{label}/std: {agg['std']!r} is not the std over the splits ({std!r})")
+        if per_query and len(per_query) == sum(counts):
+            pooled = math.fsum(q[label] for q in per_query.values()) / len(per_query)
+            weighted = math.fsum(n * v for n, v in zip(counts, values)) / sum(counts)
+            if not _close(pooled, weighted):
+                problems.append(f"per_query/*/{label}: the per-query mean {pooled!r} disagrees with the splits' "
+                                f"({weighted!r})")
+    if len(per_query) > sum(counts):
+        problems.append(f"per_query: {len(per_query)} queries, more than the {sum(counts)} the splits count")
+    return problems
+
+
+def check_results(results: dict) -> list[str]:
+    """All the problems of a schema-valid results dict (empty when it can be published)."""
+    problems = consistency_problems(results)
+    if problems:
+        return problems
+    problems = score_problems(results)
+    if problems:
+        return problems
+    return agreement_problems(results)
+
+
+def load_checked(path) -> dict:
+    """:func:`read_results` plus :func:`check_results`: the results of a file whose every
+    figure can be published, or a ``DataFormatError`` naming the file and the fields."""
+    results = read_results(path)
+    problems = check_results(results)
+    if problems:
+        raise DataFormatError(path, _join(problems))
+    return results
+
+
+def _join(problems: list[str]) -> str:
+    text = "; ".join(problems[:SHOWN_PROBLEMS])
+    if len(problems) > SHOWN_PROBLEMS:
+        text += f" (and {len(problems) - SHOWN_PROBLEMS} more)"
+    return text
+
+
+# --- collecting ------------------------------------------------------------------------------
 
 
 def find_results(root: Path) -> list[Path]:
@@ -109,31 +277,64 @@ def find_results(root: Path) -> list[Path]:
     )
 
 
+def _splits_label(splits: tuple[tuple[str, int], ...], with_counts: bool) -> str:
+    if with_counts:
+        return ",".join(f"{name} ({n})" for name, n in splits)
+    return ",".join(name for name, _ in splits)
+
+
+def board_names(boards) -> dict[tuple, str]:
+    """A name per board (task, data checksum, split set). The board of a task with the most
+    rows (then the most splits) keeps the task's name; any other is named after what sets it
+    apart: ``TASK @ data CHECKSUM[:8]`` and/or ``TASK @ splits NAME,NAME``."""
+    counts: dict[tuple, int] = {}
+    for board in boards:
+        counts[board] = counts.get(board, 0) + 1
+    main: dict[str, tuple] = {}
+    for board in sorted(counts, key=lambda b: (b[0], -counts[b], -len(b[2]), b[1], b[2])):
+        main.setdefault(board[0], board)
+    names: dict[tuple, str] = {}
+    used: set[str] = set()
+    for board in sorted(counts, key=lambda b: (b[0], b != main[b[0]], b[1], b[2])):
+        task, checksum, splits = board
+        _, main_checksum, main_splits = main[task]
+        name = task
+        if checksum != main_checksum:
+            name += f" @ data {checksum[:8]}"
+        if splits != main_splits:
+            same_names = _splits_label(splits, False) == _splits_label(main_splits, False)
+            name += f" @ splits {_splits_label(splits, same_names)}"
+        if name in used:  # two checksums alike in 8 digits: the whole checksum
+            name = name.replace(f"@ data {checksum[:8]}", f"@ data {checksum}")
+        while name in used:
+            name += " (other)"
+        used.add(name)
+        names[board] = name
+    return names
+
+
 def collect(root: Path) -> tuple[dict[str, list[Row]], list[str]]:
     """Rows per board (sorted by identity) and the problems to report, one line each.
 
-    A board is a task on one version of its data (``task.data_checksum``): scores on
-    other data are not comparable, so they never share a table or a significance test.
-    The version with the most rows keeps the task's name; any other gets its own board,
-    named ``TASK @ data CHECKSUM[:8]``."""
-    from statbench.errors import DataFormatError
-    from statbench.results import load_results
-
+    A board is a task on one version of its data (``task.data_checksum``) and one set of
+    splits (``splits``: names and query counts): scores on other data or other queries are
+    not comparable, so they never share a table or a significance test (see
+    :func:`board_names` for the names)."""
     report: list[str] = []
-    chosen: dict[tuple[str, str], Row] = {}
+    chosen: dict[tuple, Row] = {}
     for path in find_results(root):
         try:
-            results = load_results(path)
+            results = read_results(path)
         except DataFormatError as exc:
             report.append(f"skipped {exc}")
             continue
-        problems = consistency_problems(results)
+        problems = check_results(results)
         if problems:
-            report.append(f"skipped {path}: {'; '.join(problems)}")
+            report.append(f"skipped {path}: {_join(problems)}")
             continue
         ident = identity(results)
         row = Row(key=row_key(ident), identity=ident, path=path, results=results)
-        slot = (row.task, results["task"]["data_checksum"], row.key)
+        slot = (*row.board, row.key)
         previous = chosen.get(slot)
         if previous is None:
             chosen[slot] = row
@@ -141,13 +342,9 @@ def collect(root: Path) -> tuple[dict[str, list[Row]], list[str]]:
         newer, older = (row, previous) if results["created"] > previous.results["created"] else (previous, row)
         chosen[slot] = newer
         report.append(f"skipped {older.path}: superseded by {newer.path} (same configuration, newer)")
-    versions: dict[str, dict[str, int]] = {}
-    for task, checksum, _ in chosen:
-        versions.setdefault(task, {}).setdefault(checksum, 0)
-        versions[task][checksum] += 1
-    main = {task: min(counts, key=lambda c: (-counts[c], c)) for task, counts in versions.items()}
+    names = board_names([slot[:3] for slot in chosen])
     tasks: dict[str, list[Row]] = {}
-    for (task, checksum, _), row in sorted(chosen.items(), key=lambda item: (item[0][:2], item[1].sort_key)):
-        board = task if checksum == main[task] else f"{task} @ data {checksum[:8]}"
-        tasks.setdefault(board, []).append(row)
+    for slot, row in sorted(chosen.items(), key=lambda item: (item[0][0], names[item[0][:3]] != item[0][0],
+                                                               names[item[0][:3]], item[1].sort_key)):
+        tasks.setdefault(names[slot[:3]], []).append(row)
     return tasks, report

@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
 from importlib import resources
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from statbench import __version__
 from statbench.api import FAMILIES
 from statbench.checksum import file_sha256
 from statbench.errors import StatbenchError
 
-from .collect import Row, collect
+from .collect import Row, collect, is_bounded
 from .plots import Series, category_bars, recall_cutoffs, recall_curves
 
 MARKER = ".statbench-site"
@@ -39,8 +40,9 @@ class BuildReport:
 
 def json_for_html(obj) -> str:
     """JSON safe inside ``<script type="application/json">``: no ``<``, ``>`` or ``&``
-    (so ``</script>`` and ``<!--`` cannot occur) and no raw U+2028/U+2029."""
-    text = json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    (so ``</script>`` and ``<!--`` cannot occur), no raw U+2028/U+2029, and never NaN or
+    Infinity (``ValueError``: neither is JSON, ``JSON.parse`` would fail on the page)."""
+    text = json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
     for char, code in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
         text = text.replace(char, code)
     return text
@@ -126,18 +128,27 @@ def _pick_baseline(rows: list[Row], baseline: str) -> Row | None:
     return matches[0] if matches else None
 
 
-def _significance(rows, measure: str, base: Row | None) -> dict[str, object]:
-    from statbench.significance import compare_to_baseline
+def _significance(rows, measure: str, base: Row | None) -> tuple[dict[str, object], list[tuple[Row, str]]]:
+    """Comparisons by row key, and the rows not tested with the reason. A paired test needs
+    exactly the same (non-empty) query set on both sides: any other row is left out of the
+    tests (and of Holm's count), never shown as not significant."""
+    from statbench.significance import compare_to_baseline, query_set_difference
 
     if base is None:
-        return {}
+        return {}, []
     base_scores = {q: s[measure] for q, s in base.results["per_query"].items() if measure in s}
-    systems = {
-        r.key: {q: s[measure] for q, s in r.results["per_query"].items() if measure in s}
-        for r in rows
-        if r is not base and any(m["label"] == measure for m in r.results["measures"])
-    }
-    return {c.system: c for c in compare_to_baseline(base.key, base_scores, systems, measure)}
+    systems, untested = {}, []
+    for r in rows:
+        if r is base or not any(m["label"] == measure for m in r.results["measures"]):
+            continue
+        scores = {q: s[measure] for q, s in r.results["per_query"].items() if measure in s}
+        problem = query_set_difference(base_scores, scores)
+        if problem is None:
+            systems[r.key] = scores
+        else:
+            untested.append((r, problem))
+    comparisons = compare_to_baseline(base.key, base_scores, systems, measure) if systems else []
+    return {c.system: c for c in comparisons}, untested
 
 
 def _short_params(row: Row, kind: str) -> str:
@@ -147,7 +158,7 @@ def _short_params(row: Row, kind: str) -> str:
     record = row.model if kind == "retrievers" else row.reranker
     params = record.get("params", {})
     entry = getattr(get_registry(), kind).get(record["name"])
-    defaults = dict(entry.cls.default_params) if entry else {}
+    defaults = dict(entry.cls.defaults()) if entry else {}
     shown = {k: v for k, v in sorted(params.items()) if k not in defaults or defaults[k] != v}
     return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v}" for k, v in shown.items())
 
@@ -218,10 +229,29 @@ def _hardware(environment: dict) -> str:
     return ", ".join(x for x in (accelerator or "CPU", environment.get("platform", ""), python) if x)
 
 
-def _reference_views(published: dict, measures: list[dict]) -> list[dict]:
+def _published_scores(label: str, scores: dict, measures: list[dict], problems: list[str]) -> dict:
+    """The published figures that can be shown: numbers, finite, in [0, 1] when the measure
+    is bounded; any other is left out with a problem line."""
+    bounded = {m["label"]: is_bounded(m["ir_measure"]) for m in measures}
+    kept = {}
+    for measure, value in sorted(scores.items()):
+        if value is None:
+            continue
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        if ok and bounded.get(measure, is_bounded(measure)) and not 0.0 <= value <= 1.0:
+            ok = False
+        if ok:
+            kept[measure] = value
+        else:
+            problems.append(f"published figure {label!r}, {measure}: {value!r} is not a valid score: not shown")
+    return kept
+
+
+def _reference_views(published: dict, measures: list[dict], problems: list[str] | None = None) -> list[dict]:
     views = []
+    problems = [] if problems is None else problems
     for i, (label, ref) in enumerate(sorted(published.items())):
-        scores = ref.get("scores", {})
+        scores = _published_scores(label, ref.get("scores", {}), measures, problems)
         views.append({
             "key": f"ref-{i}",
             "reference": True,
@@ -236,15 +266,42 @@ def _reference_views(published: dict, measures: list[dict]) -> list[dict]:
     return views
 
 
-def _copy_run(row: Row, dest_root: Path, task_slug: str) -> str | None:
+def run_source(row: Row, results_root: Path) -> tuple[Path | None, str | None]:
+    """The run file a results file names (``run_file.path``, relative to the results file),
+    or None and why not. Only a regular file inside the results folder being built is taken:
+    no absolute path, nothing that leads (through ``..`` or a symbolic link) outside it."""
+    rel = row.results["run_file"]["path"]
+    field = f"(run_file.path of {row.path})"
+    if not rel or "\x00" in rel:
+        return None, f"run file {rel!r} is not a file name {field}: not linked"
+    if PurePosixPath(rel).is_absolute() or PureWindowsPath(rel).is_absolute() or PureWindowsPath(rel).drive \
+            or rel.startswith(("/", "\\")):
+        return None, (f"run file {rel!r} is an absolute path {field}; run files are only taken from inside "
+                      f"the results folder: not copied")
+    source = row.path.parent / rel
+    root = Path(results_root).resolve()
+    try:
+        resolved = source.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return None, f"run file {source} not found {field}: not linked"
+    if not resolved.is_relative_to(root):
+        return None, (f"run file {rel!r} leads outside the results folder {results_root} (to {resolved}) {field}: "
+                      f"not copied")
+    if not resolved.is_file():
+        return None, f"run file {source} not found (not a regular file) {field}: not linked"
+    return resolved, None
+
+
+def _copy_run(row: Row, dest_root: Path, task_slug: str, results_root: Path) -> str | None:
     """Gzip the run file into the site (fixed header: deterministic); None if it is
-    missing or no longer matches the checksum in the results."""
-    source = (row.path.parent / row.results["run_file"]["path"])
-    if not source.is_file():
-        row.problems.append(f"run file {source} not found: not linked")
+    outside the results folder, missing, or no longer matches the checksum in the results."""
+    source, problem = run_source(row, results_root)
+    if source is None:
+        row.problems.append(problem)
         return None
     if file_sha256(source) != row.results["run_file"]["sha256"]:
-        row.problems.append(f"run file {source} does not match the checksum in the results: not linked")
+        row.problems.append(f"run file {row.path.parent / row.results['run_file']['path']} does not match the checksum "
+                            f"in the results (run_file.sha256 of {row.path}): not linked")
         return None
     rel = f"runs/{task_slug}/{row.key}.trec.gz"
     target = dest_root / rel
@@ -307,12 +364,13 @@ def _task_page(name: str, rows: list[Row], baseline: str, measure: str | None, d
     labels_all = [m["label"] for m in info["measures"]]
     tested = measure if measure in labels_all else primary_measure(rows[0].task, labels_all, info["cls"])
     base = _pick_baseline(rows, baseline)
-    comparisons = _significance(rows, tested, base)
+    comparisons, untested = _significance(rows, tested, base)
     views = []
     for row in rows:
-        run_href = _copy_run(row, dest, task_slug) if copy_runs else None
+        run_href = _copy_run(row, dest, task_slug, results_root) if copy_runs else None
         views.append(_row_view(row, info["measures"], tested, comparisons.get(row.key), row is base, run_href, results_root))
-    refs = _reference_views(info["published"], info["measures"])
+    problems: list[str] = []
+    refs = _reference_views(info["published"], info["measures"], problems)
     labels = {v["key"]: _label(v) for v in views}
     for v in views + refs:
         v["label"] = labels.get(v["key"], v["name"])
@@ -334,11 +392,16 @@ def _task_page(name: str, rows: list[Row], baseline: str, measure: str | None, d
         "rows": {v["key"]: {"label": v["label"], "family": v["family"], "pool": v["pool"] or "",
                             "values": {c["label"]: c["mean"] for c in v["cells"]}} for v in table},
     }
+    for row, why in untested:
+        problems.append(f"{labels[row.key]}: not tested against {labels[base.key]} on {tested} "
+                        f"({row.path} vs {base.path}): {why}")
     return {
         "name": name,
         "slug": task_slug,
         "info": info,
+        "problems": problems,
         "data_checksum": rows[0].results["task"]["data_checksum"],
+        "splits": [{"name": n, "n": k} for n, k in rows[0].split_set],
         "tested": tested,
         "baseline": base and labels[base.key],
         "baseline_wanted": baseline,
@@ -402,6 +465,7 @@ def build_site(results_dir, out_dir, baseline: str = DEFAULT_BASELINE, measure: 
                 task_slug += "-x"
             used_slugs.add(task_slug)
             page = _task_page(name, rows, baseline, measure, tmp, task_slug, copy_runs, results_dir)
+            report.problems.extend(f"{name}: {problem}" for problem in page["problems"])
             for view in page["rows"]:
                 for problem in (view.get("provenance") or {}).get("problems", []):
                     report.problems.append(f"{name}: {view['label']}: {problem}")

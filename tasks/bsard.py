@@ -113,6 +113,8 @@ def read_articles(path: Path) -> dict[str, Document]:
         title = f"{code}, art. {number}" if code and number else code or number
         corpus[doc_id] = Document(id=doc_id, text=(row["article"] or "").strip(), title=title, fields=fields)
         first_line[doc_id] = lineno
+    if not corpus:
+        raise DataFormatError(path, "no documents (the file holds no article row)")
     return corpus
 
 
@@ -132,8 +134,11 @@ def read_questions(path: Path, queries, qrels, categories, dropped: list[str]) -
             continue
         fields = {k: (row[k] or "").strip() for k in ("category", "subcategory", "extra_description")}
         queries[qid] = Query(id=qid, text=text, fields=fields)
+        # an article listed twice is one judgement
         qrels[qid] = {a.strip(): 1 for a in (row["article_ids"] or "").split(",") if a.strip()}
         categories[qid] = fields["category"] or "(none)"
+    if not ids:
+        raise DataFormatError(path, "no questions (the file holds no question row)")
     return ids
 
 

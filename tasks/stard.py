@@ -13,7 +13,9 @@ from pathlib import Path
 from statbench import hookimpl
 from statbench.api import Document, Query, Split, TaskData
 from statbench.checksum import files_sha256
-from statbench.dataio import read_json, read_jsonl, read_lines
+from statbench.dataio import (
+    id_value, item_error, json_type, read_json_list, read_jsonl, read_lines, read_nonblank_lines, text_value,
+)
 from statbench.errors import DataFormatError
 from statbench.splits import kfold_assignment, kfold_splits
 from statbench.taskdef import DefinedTask
@@ -34,9 +36,7 @@ class Stard(DefinedTask):
         check_qrels_against_corpus(qrels, corpus, queries, files["queries.json"], dropped)
         stopwords = None
         if "cn_stopwords.txt" in files:
-            stopwords = frozenset(
-                w.strip() for w in files["cn_stopwords.txt"].read_text("utf-8").splitlines() if w.strip()
-            )
+            stopwords = _read_stopwords(files["cn_stopwords.txt"])
         official = self._official_split(files, queries, dropped)
         for item in dropped:
             log.warning("dropped: %s", item)
@@ -72,36 +72,64 @@ class Stard(DefinedTask):
     def _read_corpus(path: Path, dropped: list[str]) -> dict[str, Document]:
         corpus: dict[str, Document] = {}
         for lineno, obj in read_jsonl(path, required=("name", "content")):
-            name = _article_key(obj["name"])
+            name = _article_key(id_value(path, obj["name"], lineno, "name"))
             if not name:
                 raise DataFormatError(path, "empty article name", lineno, "name")
+            text = text_value(path, obj["content"], lineno, "content")
             if name in corpus:
                 dropped.append(f"{path.name} line {lineno}: duplicate article name {name!r} (first kept)")
                 continue
-            corpus[name] = Document(id=name, text=str(obj["content"]), title=name)
+            corpus[name] = Document(id=name, text=text, title=name)
+        if not corpus:
+            raise DataFormatError(path, "no documents (the file is empty or holds only blank lines)")
         return corpus
 
     @staticmethod
     def _read_queries(path: Path, dropped: list[str]):
-        data = read_json(path)
-        if not isinstance(data, list):
-            raise DataFormatError(path, f"expected a JSON list of queries, found {type(data).__name__}")
+        """Errors name the item (its index in the list) and the line it starts on."""
         queries: dict[str, Query] = {}
         qrels: dict[str, dict[str, int]] = {}
-        for index, item in enumerate(data):
+        first_item: dict[str, int] = {}
+        for index, line, item in read_json_list(path, "queries"):
             where = f"item {index}"
+
+            def fail(message, field):
+                return item_error(path, index, line, message, field)
+
+            def checked(check, field):
+                try:
+                    return check(path, item[field], None, field)
+                except DataFormatError as exc:
+                    raise fail(exc.message, field) from None
+
+            if not isinstance(item, dict):
+                raise fail(f"expected a JSON object, found {json_type(item)}", None)
             for field in ("query_id", "问题", "match_name"):
-                if not isinstance(item, dict) or field not in item:
-                    raise DataFormatError(path, f"{where}: missing field", field=field)
-            qid, text = str(item["query_id"]), str(item["问题"]).strip()
-            if qid in queries:
-                raise DataFormatError(path, f"{where}: duplicate query_id {qid!r}", field="query_id")
+                if field not in item:
+                    raise fail("missing field", field)
+            qid = checked(id_value, "query_id").strip()
+            if not qid:
+                raise fail("empty query_id", "query_id")
+            text = checked(text_value, "问题").strip()
+            if qid in first_item:
+                raise fail(f"duplicate query_id {qid!r} (first in item {first_item[qid]})", "query_id")
+            first_item[qid] = index
+            names = item["match_name"] if isinstance(item["match_name"], list) else [item["match_name"]]
+            keys = []
+            for name in names:
+                try:
+                    keys.append(_article_key(id_value(path, name, None, "match_name")))
+                except DataFormatError as exc:
+                    raise fail(f"article name: {exc.message}", "match_name") from None
             if not text:
                 dropped.append(f"{path.name} {where}: query {qid} has an empty question")
                 continue
-            names = item["match_name"] if isinstance(item["match_name"], list) else [item["match_name"]]
+            if not all(keys):
+                dropped.append(f"{path.name} {where}: query {qid} lists an empty article name (ignored)")
             queries[qid] = Query(id=qid, text=text)
-            qrels[qid] = {_article_key(n): 1 for n in names if _article_key(n)}
+            qrels[qid] = {key: 1 for key in keys if key}  # an article listed twice is one judgement
+        if not first_item:
+            raise DataFormatError(path, "no queries (the list is empty)")
         return queries, qrels
 
     def _folds(self, query_ids: list[str], log: logging.Logger) -> dict[str, list[str]]:
@@ -119,23 +147,37 @@ def _read_query_ids(path: Path, queries: dict[str, Query], dropped: list[str]) -
     """Query ids of an official split file (``id<TAB>question``); the text comes from queries.json."""
     ids: list[str] = []
     unknown: list[str] = []
+    first_line: dict[str, int] = {}
     for lineno, line in read_lines(path):
         if not line.strip():
             continue
         qid = line.split("\t", 1)[0].strip()
         if not qid or "\t" not in line:
             raise DataFormatError(path, "expected 'id<TAB>question'", lineno, "id")
+        if qid in first_line:  # a query listed twice would be scored twice
+            raise DataFormatError(path, f"query id {qid!r} listed twice (first on line {first_line[qid]})",
+                                  lineno, "id")
+        first_line[qid] = lineno
         (ids if qid in queries else unknown).append(qid)
+    if not first_line:
+        raise DataFormatError(path, "no query ids (the file is empty or holds only blank lines)")
     if unknown:
         dropped.append(f"{path.name}: {len(unknown)} query id(s) not among the loaded queries left out of the "
                        f"official split (e.g. {', '.join(unknown[:3])})")
     return ids
 
 
-def _article_key(name) -> str:
+def _read_stopwords(path: Path) -> frozenset[str]:
+    words = frozenset(line for _, line in read_nonblank_lines(path))
+    if not words:
+        raise DataFormatError(path, "no stop words (the file is empty or holds only blank lines)")
+    return words
+
+
+def _article_key(name: str) -> str:
     """Article names serve as doc ids; TREC ids cannot hold whitespace, which is
     insignificant in Chinese names (51 rebuilt-corpus names contain double spaces)."""
-    return "".join(str(name).split())
+    return "".join(name.split())
 
 
 @hookimpl

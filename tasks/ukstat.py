@@ -18,7 +18,7 @@ from pathlib import Path
 from statbench import hookimpl
 from statbench.api import Document, Query, Split, TaskData
 from statbench.checksum import files_sha256
-from statbench.dataio import read_json, read_jsonl
+from statbench.dataio import id_value, item_error, json_type, read_json_list, read_jsonl, text_value
 from statbench.errors import DataFormatError, DownloadError
 from statbench.pools import attach_pools
 from statbench.runfile import read_qrels
@@ -75,7 +75,7 @@ class UkStatutes(DefinedTask):
         )
 
     def _read_qrels(self, path: Path, queries: dict[str, Query], dropped: list[str]) -> dict[str, dict[str, int]]:
-        qrels = read_qrels(path)
+        qrels = read_qrels(path, notes=dropped)
         grades = {int(g) for g in self.definition["relevance"]}
         for qid, docs in qrels.items():
             for doc, grade in docs.items():
@@ -92,14 +92,12 @@ class UkStatutes(DefinedTask):
 
 
 def _add_doc(corpus: dict[str, Document], path: Path, doc_id, content, where: int, field: str, first: dict) -> None:
-    doc_id = str(doc_id or "").strip()
+    doc_id = id_value(path, doc_id, where, field).strip()
     if not doc_id:
         raise DataFormatError(path, "empty passage id", where, field)
     if doc_id in corpus:
         raise DataFormatError(path, f"duplicate passage id {doc_id!r} (first at {first[doc_id]})", where, field)
-    if not isinstance(content, str):
-        raise DataFormatError(path, f"content must be a string, found {type(content).__name__}", where, "content")
-    corpus[doc_id] = Document(id=doc_id, text=content)
+    corpus[doc_id] = Document(id=doc_id, text=text_value(path, content, where, "content"))
     first[doc_id] = where
 
 
@@ -108,71 +106,105 @@ def read_substitute_corpus(path: Path) -> dict[str, Document]:
     first: dict[str, int] = {}
     for lineno, obj in read_jsonl(path, required=("id", "content")):
         _add_doc(corpus, path, obj["id"], obj["content"], lineno, "id", first)
+    if not corpus:
+        raise DataFormatError(path, "no documents (the file is empty or holds only blank lines)")
     return corpus
 
 
 def read_real_corpus(path: Path) -> dict[str, Document]:
-    """The 471 MB JSON list; 'line' in errors is the item's index (the file is one JSON value)."""
-    items = read_json(path)
-    if not isinstance(items, list):
-        raise DataFormatError(path, f"expected a JSON list of passages, found {type(items).__name__}")
+    """The 471 MB JSON list; errors name the item (its index) and the line it starts on."""
     corpus: dict[str, Document] = {}
     first: dict[str, int] = {}
-    for index, item in enumerate(items):
-        if not isinstance(item, dict) or "content" not in item:
-            raise DataFormatError(path, f"item {index}: missing field", field="content")
+    for index, line, item in read_json_list(path, "passages"):
+        if not isinstance(item, dict):
+            raise item_error(path, index, line, f"expected a JSON object, found {json_type(item)}", None)
+        if "content" not in item:
+            raise item_error(path, index, line, "missing field", "content")
         metadata = item.get("metadata")
         if not isinstance(metadata, dict) or "chunk_id" not in metadata:
-            raise DataFormatError(path, f"item {index}: missing field", field="metadata.chunk_id")
+            raise item_error(path, index, line, "missing field", "metadata.chunk_id")
         try:
             _add_doc(corpus, path, metadata["chunk_id"], item["content"], index, "metadata.chunk_id", first)
         except DataFormatError as exc:  # say "item", not "line"
-            raise DataFormatError(path, f"item {index}: {str(exc).split(': ', 1)[1]}", field=exc.field) from None
+            raise item_error(path, index, line, exc.message, exc.field) from None
+    if not corpus:
+        raise DataFormatError(path, "no documents (the list is empty)")
     return corpus
 
 
 def read_queries(path: Path, dropped: list[str]) -> tuple[dict[str, Query], dict[str, str]]:
     queries: dict[str, Query] = {}
     types: dict[str, str] = {}
+    first: dict[str, int] = {}
     for lineno, obj in read_jsonl(path, required=("qid", "query")):
-        _add_query(path, lineno, obj, queries, types, dropped)
+        _add_query(path, lineno, obj, queries, types, dropped, first)
+    if not first:
+        raise DataFormatError(path, "no queries (the file is empty or holds only blank lines)")
     return queries, types
 
 
-def _add_query(path, lineno, obj, queries, types, dropped) -> str | None:
-    qid = str(obj["qid"]).strip()
+def _add_query(path, lineno, obj, queries, types, dropped, first: dict[str, int]) -> str | None:
+    qid = id_value(path, obj["qid"], lineno, "qid").strip()
     if not qid:
         raise DataFormatError(path, "empty query id", lineno, "qid")
-    if qid in queries:
-        raise DataFormatError(path, f"duplicate query id {qid!r}", lineno, "qid")
-    text = str(obj["query"] or "").strip()
+    if qid in first:
+        raise DataFormatError(path, f"duplicate query id {qid!r} (first on line {first[qid]})", lineno, "qid")
+    first[qid] = lineno
+    text = text_value(path, obj["query"], lineno, "query").strip()
+    kind = obj.get("legislation_type")
+    if kind is not None:
+        kind = text_value(path, kind, lineno, "legislation_type").strip()
     if not text:
         dropped.append(f"{path.name} line {lineno}: query {qid} is empty")
         return None
     queries[qid] = Query(id=qid, text=text)
-    if obj.get("legislation_type"):
-        types[qid] = str(obj["legislation_type"])
+    if kind:
+        types[qid] = kind
     return qid
 
 
 def read_eval_set(path: Path, dropped: list[str]):
-    """The real evaluation set; ``doc_id`` (the query's instrument) is deliberately not read."""
+    """The real evaluation set; ``doc_id`` (the query's instrument) is deliberately not read.
+
+    A passage judged twice for one query with different grades is an error; an exact
+    repeat changes nothing and is counted once (said in ``dropped``)."""
     queries: dict[str, Query] = {}
     types: dict[str, str] = {}
     qrels: dict[str, dict[str, int]] = {}
+    first: dict[str, int] = {}
+    repeats: list[str] = []
     for lineno, obj in read_jsonl(path, required=("qid", "query", "answers")):
-        qid = _add_query(path, lineno, obj, queries, types, dropped)
-        if qid is None:
-            continue
+        qid = _add_query(path, lineno, obj, queries, types, dropped, first)
         if not isinstance(obj["answers"], list):
-            raise DataFormatError(path, "answers must be a list", lineno, "answers")
-        judged = qrels.setdefault(qid, {})
-        for answer in obj["answers"]:
+            raise DataFormatError(path, f"answers must be a list, found {json_type(obj['answers'])}", lineno, "answers")
+        judged: dict[str, int] = {}
+        position: dict[str, int] = {}
+        for number, answer in enumerate(obj["answers"]):
             if not isinstance(answer, dict) or "chunk_id" not in answer or "rel" not in answer:
-                raise DataFormatError(path, "each answer needs chunk_id and rel", lineno, "answers")
-            if answer["rel"] not in (1, 2, 3):
-                raise DataFormatError(path, f"grade {answer['rel']!r} is not 1, 2 or 3", lineno, "answers.rel")
-            judged[str(answer["chunk_id"])] = int(answer["rel"])
+                raise DataFormatError(path, f"answers[{number}]: each answer needs chunk_id and rel", lineno, "answers")
+            chunk = id_value(path, answer["chunk_id"], lineno, "answers.chunk_id", f"answers[{number}]: ").strip()
+            if not chunk:
+                raise DataFormatError(path, f"answers[{number}]: empty chunk_id", lineno, "answers.chunk_id")
+            grade = answer["rel"]
+            if isinstance(grade, bool) or not isinstance(grade, int) or grade not in (1, 2, 3):
+                raise DataFormatError(path, f"answers[{number}]: grade {grade!r} is not 1, 2 or 3", lineno,
+                                      "answers.rel")
+            if chunk in judged:
+                if judged[chunk] != grade:
+                    raise DataFormatError(
+                        path, f"passage {chunk!r} is judged twice with different grades: rel {judged[chunk]} in "
+                        f"answers[{position[chunk]}], rel {grade} in answers[{number}]", lineno, "answers.rel"
+                    )
+                repeats.append(f"line {lineno} answers[{number}] = answers[{position[chunk]}]")
+                continue
+            judged[chunk], position[chunk] = grade, number
+        if qid is not None:
+            qrels[qid] = judged
+    if not first:
+        raise DataFormatError(path, "no queries (the file is empty or holds only blank lines)")
+    if repeats:
+        dropped.append(f"{path.name}: {len(repeats)} answer(s) repeat an earlier judgement of the same query "
+                       f"exactly and were counted once (e.g. {', '.join(repeats[:3])})")
     return queries, qrels, types
 
 

@@ -52,3 +52,30 @@ def stard_dir(tmp_path) -> Path:
     write_jsonl(root / "corpus.jsonl", STARD_CORPUS)
     (root / "queries.json").write_text(json.dumps(STARD_QUERIES, ensure_ascii=False), encoding="utf-8")
     return root
+
+
+@pytest.fixture
+def fake_distributions(tmp_path, monkeypatch):
+    """Install distributions by writing dist-info folders onto sys.path (no pip needed):
+    ``install(dist, module, source, entry_name=None)``; forgotten again after the test."""
+    import sys
+    import textwrap
+
+    from statbench import plugins as registry
+
+    modules: list[str] = []
+
+    def install(dist: str, module: str, source: str, entry_name: str | None = None):
+        (tmp_path / f"{module}.py").write_text(textwrap.dedent(source))
+        info = tmp_path / f"{dist.replace('-', '_')}-1.2.3.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.2.3\n")
+        (info / "entry_points.txt").write_text(f"[statbench]\n{entry_name or module} = {module}\n")
+        modules.append(module)
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry.reset_registry(entry_points=True)
+    yield install
+    registry.reset_registry(entry_points=True)
+    for name in modules:
+        sys.modules.pop(name, None)

@@ -39,11 +39,13 @@ def tiny_t5(tmp_path_factory):
 def test_expansion_is_cached_and_reused_without_the_model(tiny_t5, tmp_path, monkeypatch):
     model = DocT5Query(model=str(tiny_t5), n=3, batch_size=2, max_new_tokens=6)
     model.index(FR_DOCS, context(tmp_path, "fr"))
-    path, _ = model.cache_path(FR_DOCS, context(tmp_path, "fr"))
-    rows = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    entry, _ = model.cache_entry(FR_DOCS, context(tmp_path, "fr"))
+    assert entry.verify() is None and entry.kind == "doct5query-expansions"
+    rows = [json.loads(line) for line in (entry.path / "expansions.jsonl").read_text("utf-8").splitlines()]
     assert [r["id"] for r in rows] == [d.id for d in FR_DOCS]
     assert all(len(r["queries"]) == 3 for r in rows)
     assert any(q for r in rows for q in r["queries"])  # the random model does produce words
+    assert not list(entry.path.parent.glob("*.partial.jsonl"))  # the journal goes once the entry is sealed
 
     def refuse(*args, **kwargs):
         raise AssertionError("the model must not be loaded when every expansion is cached")
@@ -55,23 +57,37 @@ def test_expansion_is_cached_and_reused_without_the_model(tiny_t5, tmp_path, mon
     again.index(FR_DOCS, context(tmp_path, "fr", name="again"))
 
 
-def test_interrupted_expansion_resumes(tiny_t5, tmp_path, monkeypatch):
-    model = DocT5Query(model=str(tiny_t5), n=2, batch_size=1, max_new_tokens=4)
-    path, _ = model.cache_path(FR_DOCS, context(tmp_path, "fr"))
-    path.parent.mkdir(parents=True)
-    # one finished batch, then a line cut short by the interruption
-    path.write_text(json.dumps({"id": "salaire", "queries": ["a", "b"]}) + '\n{"id": "loy', encoding="utf-8")
+def test_interrupted_expansion_resumes_with_the_same_batches(tiny_t5, tmp_path, monkeypatch):
+    """A run killed after two of four batches resumes with the other two, and ends with
+    exactly the expansions of an uninterrupted run (batches are fixed by corpus position)."""
+    settings = dict(model=str(tiny_t5), n=2, batch_size=1, max_new_tokens=4)
+    clean, _ = DocT5Query(**settings).expansions(FR_DOCS, context(tmp_path / "clean", "fr"))
+
     calls = []
     original = DocT5Query.generate
 
-    def counting(self, tokenizer, model_, texts, seed):
+    def interrupted(self, tokenizer, model_, texts, seed):
+        if len(calls) == 2:
+            raise KeyboardInterrupt
         calls.append(texts)
         return original(self, tokenizer, model_, texts, seed)
 
-    monkeypatch.setattr(DocT5Query, "generate", counting)
+    monkeypatch.setattr(DocT5Query, "generate", interrupted)
+    model = DocT5Query(**settings)
+    with pytest.raises(KeyboardInterrupt):
+        model.expansions(FR_DOCS, context(tmp_path, "fr"))
+    entry, _ = model.cache_entry(FR_DOCS, context(tmp_path, "fr"))
+    journal = entry.path.with_name(entry.path.name + ".partial.jsonl")
+    assert not entry.path.exists() and len(journal.read_text("utf-8").split()) >= 2
+    # the last batch's line is cut short, as by a crash mid-write: it is generated again
+    journal.write_text(journal.read_text("utf-8").rstrip()[:-20], encoding="utf-8")
+
+    calls.clear()
+    monkeypatch.setattr(DocT5Query, "generate", lambda self, *a: (calls.append(a[2]), original(self, *a))[1])
     expansions, _ = model.expansions(FR_DOCS, context(tmp_path, "fr"))
-    assert len(calls) == 3 and [FR_DOCS[0].text] not in calls
-    assert expansions["salaire"] == ["a", "b"] and set(expansions) == {d.id for d in FR_DOCS}
+    assert calls == [[FR_DOCS[1].text], [FR_DOCS[2].text], [FR_DOCS[3].text]]
+    assert expansions == clean
+    assert entry.verify() is None and not journal.exists()
 
 
 def test_expansions_are_indexed(tmp_path, monkeypatch):

@@ -40,8 +40,10 @@ def test_lucene_bm25_matches_hand_computed_scores(tmp_path):
     ranking = model.search(QUERY, 10, context(tmp_path))["q"]
     assert top(ranking) == ["d1", "d3", "d2"]
     assert dict(ranking) == pytest.approx(BM25_EXPECTED, abs=1e-4)  # Anserini rounds scores to 4 decimals
-    assert (tmp_path / "models" / "model" / "lucene-index" / "statbench-done").is_file()
-    assert not (tmp_path / "models" / "model" / "collection").exists()
+    entry = tmp_path / "models" / "model" / "lucene-index"
+    assert (entry / "manifest.json").is_file() and (entry / "statbench.json").is_file()
+    assert (entry / "index").is_dir() and not (entry / "collection").exists()  # the index keeps what it needs
+    assert sorted(p.name for p in entry.parent.iterdir()) == [".lucene-index.lock", "lucene-index"]  # no staging left
 
 
 def test_lucene_on_statbench_tokens(tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import sys
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from lexical_fixtures import EN_DOCS, FR_DOCS, FR_QUERIES, context, top
 from statbench.api import Query
 from statbench.errors import StatbenchError, UnknownNameError
+from statbench.params import ParamError
 from statbench.models.analysis import Analyzer, analyse_texts
 from statbench.models.bm25 import BM25
 from statbench.models.ql import QueryLikelihood
@@ -59,7 +61,8 @@ def test_worker_processes_analyse_like_this_process(monkeypatch):
 
 
 def test_unknown_segmenter_is_refused_at_construction():
-    with pytest.raises(StatbenchError, match="unknown segmenter 'icu' for bm25; valid choices: jieba-rs, jieba"):
+    with pytest.raises(ParamError, match=re.escape(
+            "parameter segmenter='icu' for bm25: not an allowed value; expected one of 'jieba-rs', 'jieba'")):
         BM25(segmenter="icu")
     with pytest.raises(StatbenchError, match="unknown segmenter 'icu'; valid choices: jieba-rs, jieba"):
         Analyzer("zh", segmenter="icu")
@@ -75,9 +78,14 @@ def test_bm25s_matches_hand_computed_scores(tmp_path):
 
 def test_bm25_presets_and_bad_values():
     assert BM25(preset="gdsr").params["k1"] == 2.5 and BM25(preset="gdsr").params["b"] == 0.2
-    assert BM25(preset="bsard", b=0.5).params == {**BM25.default_params, "k1": 1.0, "b": 0.5, "preset": "bsard"}
-    with pytest.raises(StatbenchError, match="unknown backend 'solr' for bm25; valid choices: bm25s, lucene"):
+    assert BM25(preset="bsard", b=0.5).params == {**BM25.defaults(), "k1": 1.0, "b": 0.5, "preset": "bsard"}
+    with pytest.raises(ParamError, match=re.escape(
+            "parameter backend='solr' for bm25: not an allowed value; expected one of 'bm25s', 'lucene'")):
         BM25(backend="solr")
+    with pytest.raises(ParamError, match=re.escape(
+            "parameter preset='okapi' for bm25: not an allowed value; expected one of 'default', 'bsard', 'gdsr', "
+            "'pyserini'")):
+        BM25(preset="okapi")
     with pytest.raises(UnknownNameError):
         TfIdf(k1=1.0)
 

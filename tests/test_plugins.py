@@ -1,7 +1,5 @@
 """Plugin discovery: entry points, failures reported not raised, kill switch, in-process plugins."""
 
-import sys
-import textwrap
 
 import pytest
 from click.testing import CliRunner
@@ -12,24 +10,6 @@ from statbench.cli import cli
 from statbench.errors import UnknownNameError
 from statbench.testing import registered_plugin
 
-
-@pytest.fixture
-def fake_distributions(tmp_path, monkeypatch):
-    """Install distributions by writing dist-info folders onto sys.path (no pip needed)."""
-
-    def install(dist: str, module: str, source: str, entry_name: str | None = None):
-        (tmp_path / f"{module}.py").write_text(textwrap.dedent(source))
-        info = tmp_path / f"{dist.replace('-', '_')}-1.2.3.dist-info"
-        info.mkdir()
-        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.2.3\n")
-        (info / "entry_points.txt").write_text(f"[statbench]\n{entry_name or module} = {module}\n")
-
-    monkeypatch.syspath_prepend(str(tmp_path))
-    plugins.reset_registry(entry_points=True)
-    yield install
-    plugins.reset_registry(entry_points=True)
-    for name in [m for m in sys.modules if m.startswith("sbfake_")]:
-        del sys.modules[name]
 
 
 GOOD = """
@@ -110,11 +90,22 @@ class DuplicatePlugin:
         register(Duplicate)
 
 
-def test_duplicate_name_is_refused_and_reported():
+def test_duplicate_name_keeps_the_builtin_and_is_reported(caplog):
     with registered_plugin(DuplicatePlugin(), "dupe"):
         registry = plugins.get_registry()
+        # the plain name stays the built-in's; the clash is recorded with both providers
         assert registry.retrievers["bm25"].cls is not Duplicate
-        assert "already registered by plugin 'bm25'" in registry.plugins["dupe"].error
+        assert registry.retrievers["bm25"].plugin.distribution == "statbench"
+        assert [e.qualified for e in registry.clashes[("retrievers", "bm25")]] == ["statbench:bm25", "dupe:bm25"]
+        assert registry.plugins["dupe"].error is None
+        # a qualified name selects exactly one provider
+        assert registry.get("retrievers", "dupe:bm25").cls is Duplicate
+        assert registry.get("retrievers", "statbench:bm25").cls is registry.retrievers["bm25"].cls
+        with caplog.at_level("WARNING", logger="statbench"):
+            registry.get("retrievers", "bm25")
+        assert "'bm25' is registered by several plugins; using statbench:bm25 (the built-in wins)" in caplog.text
+        with pytest.raises(UnknownNameError, match="unknown retriever 'nobody:bm25'"):
+            registry.get("retrievers", "nobody:bm25")
 
 
 def test_unknown_name_lists_choices():

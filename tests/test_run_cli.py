@@ -95,8 +95,10 @@ def test_interrupted_run_leaves_no_output_and_resumes_from_cache(stard_dir, tmp_
     out = tmp_path / "out"
     args = ["run", "--task", "stard", "--model", "counting", "--data-dir", str(stard_dir), "--output", str(out),
             "--no-progress"]
-    with pytest.raises(RuntimeError, match="interrupted"):
-        run_cli(*args)
+    failed = run_cli(*args)  # a plugin's exception is one line naming it, exit 2
+    assert failed.exit_code == 2
+    assert failed.output.strip().splitlines() == [
+        "Error: model 'counting' (counting-plugin:counting) failed while searching fold-3: RuntimeError: interrupted"]
     assert not out.exists()
     done_before = counting.searches
     assert done_before == 2
@@ -113,7 +115,12 @@ def test_interrupted_run_leaves_no_output_and_resumes_from_cache(stard_dir, tmp_
         (["--task", "nope", "--model", "bm25"], "unknown task 'nope'; valid choices: "),
         (["--task", "stard", "--model", "bm52"], "unknown retriever 'bm52'; valid choices: "),
         (["--task", "stard", "--model", "bm25", "--param", "k3=1"], "unknown parameter of bm25 'k3'; valid choices: "),
-        (["--task", "stard", "--model", "bm25", "--param", "k1=high"], "--param k1='high' for bm25: expected a float"),
+        (["--task", "stard", "--model", "bm25", "--param", "k1=high"],
+         "parameter k1='high' for bm25: expected a finite float"),
+        (["--task", "stard", "--model", "bm25", "--param", "k1=nan"],
+         "parameter k1='nan' for bm25: not a finite number; expected a finite float"),
+        (["--task", "stard", "--model", "bm25", "--param", "k1=inf"],
+         "parameter k1='inf' for bm25: not a finite number; expected a finite float"),
         (["--task", "stard", "--model", "bm25", "--split", "fold-9"], "unknown split of task stard 'fold-9'"),
     ],
 )

@@ -50,8 +50,8 @@ def test_default_run_is_five_fold_and_dev_runs_when_named(stard_dir, tmp_path):
 
 def test_without_the_official_files_dev_is_unknown(stard_dir, tmp_path):
     with pytest.raises(UnknownNameError, match="unknown split of task stard 'dev'; valid choices: fold-1"):
-        execute(RunRequest(task="stard", model="bm25", splits=["dev"], data_dir=stard_dir, output=tmp_path), LOG,
-                NO_PROGRESS)
+        execute(RunRequest(task="stard", model="bm25", splits=["dev"], data_dir=stard_dir, output=tmp_path / "out"),
+                LOG, NO_PROGRESS)
 
 
 def test_unknown_and_overlapping_ids_in_the_official_files(stard_dir):

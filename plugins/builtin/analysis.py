@@ -7,8 +7,9 @@
 - fr: lower-casing, elision removal (l', d', qu' ...), stop words, Snowball French stemming;
 - en: lower-casing, stop words, Snowball English (Porter2) stemming.
 
-Tokenised corpora are cached on disk, keyed by corpus checksum and analyzer config,
-so BM25, QL and TF-IDF on the same task tokenise the corpus once.
+Tokenised corpora are cached on disk (a verified cache entry, see artefacts.py), keyed by
+corpus checksum and analyzer config, so BM25, QL and TF-IDF on the same task tokenise the
+corpus once.
 """
 
 from __future__ import annotations
@@ -25,16 +26,21 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from statbench.atomic import atomic_open
+from statbench.cache import CacheEntry
 from statbench.errors import StatbenchError
+from statbench.params import Param
+
+from .artefacts import ids_digest, load_or_build
 
 ANALYZER_VERSION = "1"
 _WORD = re.compile(r"\w+", re.UNICODE)
 _ELISION = re.compile(r"\b(?:l|d|j|m|n|s|t|c|qu|jusqu|lorsqu|puisqu|quoiqu)['’]", re.IGNORECASE)
 _STEMMERS = {"fr": "french", "en": "english"}
 SEGMENTERS = ("jieba-rs", "jieba")
+TOKENS_FILE = "tokens.pkl"
 #: The parameter every model built on these analyzers takes (it matters for Chinese only).
-SEGMENTER_PARAM = {"segmenter": SEGMENTERS[0]}
+SEGMENTER_PARAM = {"segmenter": Param(SEGMENTERS[0], "Chinese word segmenter: jieba-rs (jieba in Rust, ~20x faster) "
+                                      "or jieba (the Python original)", choices=SEGMENTERS)}
 
 
 class Analyzer:
@@ -159,14 +165,24 @@ def analyse_texts(analyzer: Analyzer, texts: Sequence[str], advance=lambda n=1: 
 
 def tokenize_corpus(analyzer: Analyzer, doc_ids: Sequence[str], texts: Sequence[str], cache_root: Path,
                     data_checksum: str, progress=None) -> list[list[str]]:
-    """Tokenise every document once per (corpus, analyzer); later calls read the cache."""
-    ids_digest = hashlib.sha256("\x00".join(doc_ids).encode()).hexdigest()[:12]
-    path = cache_root / "tokens" / f"{data_checksum[:16]}-{ids_digest}-{analyzer.key()}.pkl"
-    if path.is_file():
-        with open(path, "rb") as handle:
+    """Tokenise every document once per (corpus, analyzer); later calls read the cache.
+
+    The entry ``tokens/DATA-IDS-ANALYZER/tokens.pkl`` (kind ``tokens``) is keyed by the
+    data checksum, the document ids in order and the analyzer's configuration."""
+    ids = ids_digest(doc_ids)
+    key = {"data": data_checksum, "ids": ids, "analyzer": analyzer.key()}
+    entry = CacheEntry(cache_root / "tokens" / f"{data_checksum[:16]}-{ids[:12]}-{analyzer.key()}", "tokens", key)
+
+    def build(staging: Path) -> list[list[str]]:
+        advance = progress("tokenising corpus", len(texts)) if progress else (lambda n=1: None)
+        tokens = analyse_texts(analyzer, texts, advance)
+        with open(staging / TOKENS_FILE, "wb") as handle:
+            pickle.dump(tokens, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        return tokens
+
+    def load(folder: Path) -> list[list[str]]:
+        with open(folder / TOKENS_FILE, "rb") as handle:
             return pickle.load(handle)
-    advance = progress("tokenising corpus", len(texts)) if progress else (lambda n=1: None)
-    tokens = analyse_texts(analyzer, texts, advance)
-    with atomic_open(path, "wb") as handle:
-        pickle.dump(tokens, handle, protocol=pickle.HIGHEST_PROTOCOL)
+
+    tokens, _ = load_or_build(entry, build, load)
     return tokens

@@ -9,30 +9,27 @@ Named presets reproduce the papers' settings: ``--param preset=bsard`` (k1=1.0, 
 
 from __future__ import annotations
 
-from typing import Callable, ClassVar, Sequence
+from typing import Callable, Sequence
 
 from statbench import hookimpl
 from statbench.api import Document, Query, Ranking, Retriever, RunContext
-from statbench.errors import StatbenchError
+from statbench.cache import CacheEntry
+from statbench.params import Param
 
-from .analysis import SEGMENTER_PARAM, SEGMENTERS, Analyzer, tokenize_corpus
+from .analysis import SEGMENTER_PARAM, Analyzer, tokenize_corpus
+from .artefacts import ids_digest, load_or_build
 
 ANALYZERS = ("default", "statbench")
+#: The Lucene backend's analysis: Lucene's own language analyzer, or statbench's tokens.
+ANALYZER_PARAM = {"analyzer": Param("default", "the Lucene backend's analysis: default (Lucene's language analyzer) "
+                                    "or statbench (statbench's tokens, Lucene's whitespace analyzer)",
+                                    choices=ANALYZERS)}
+BM25S_METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 PRESETS = {"default": {}, "bsard": {"k1": 1.0, "b": 0.6}, "gdsr": {"k1": 2.5, "b": 0.2}, "pyserini": {"k1": 0.9, "b": 0.4}}
 
 
 class LexicalRetriever(Retriever):
     """Shared plumbing: analyse the corpus (cached), index, analyse queries, search."""
-
-    #: Values of the ``backend`` parameter, the embedded one first (empty: no such parameter).
-    backends: ClassVar[tuple[str, ...]] = ()
-
-    def __init__(self, **params):
-        super().__init__(**params)
-        choices = (("backend", self.backends), ("analyzer", ANALYZERS), ("segmenter", SEGMENTERS))
-        for key, valid in choices:
-            if key in self.params and self.params[key] not in valid:
-                raise StatbenchError(f"unknown {key} {self.params[key]!r} for {self.name}; valid choices: {', '.join(valid)}")
 
     def analyzer(self, ctx: RunContext) -> Analyzer:
         return Analyzer(ctx.language, stopwords=ctx.stopwords, segmenter=self.params["segmenter"])
@@ -51,6 +48,11 @@ class LexicalRetriever(Retriever):
             advance()
         return out
 
+    def corpus_key(self, corpus: Sequence[Document], ctx: RunContext) -> dict:
+        """What an index built from ``tokens`` depends on besides the model's own parameters:
+        the data, the documents in order, the analyzer's configuration."""
+        return {"data": ctx.data_checksum, "ids": ids_digest(d.id for d in corpus), "analyzer": self.analyzer(ctx).key()}
+
     def tokens(self, corpus: Sequence[Document], ctx: RunContext) -> list[list[str]]:
         return tokenize_corpus(
             self.analyzer(ctx), [d.id for d in corpus], [d.text for d in corpus], ctx.cache_root,
@@ -68,8 +70,11 @@ class LexicalRetriever(Retriever):
 
         self._lucene = LuceneIndex(ctx.cache_dir, ctx.language)
         self._lucene_pretokenized = self.params.get("analyzer") == "statbench"
-        tokens = self.tokens(corpus, ctx) if self._lucene_pretokenized else None
-        self._lucene.build(corpus, ctx, pretokenized=tokens)
+        if self._lucene_pretokenized:
+            self._lucene.build(corpus, ctx, pretokenized=lambda: self.tokens(corpus, ctx),
+                               source={"tokens": self.corpus_key(corpus, ctx)})
+        else:
+            self._lucene.build(corpus, ctx)
 
     def lucene_search(self, queries: Sequence[Query], k: int, ctx: RunContext, similarity: str, **params):
         searcher = self._lucene.searcher(similarity, **params)
@@ -83,16 +88,22 @@ class LexicalRetriever(Retriever):
 class BM25(LexicalRetriever):
     name = "bm25"
     family = "lexical"
-    backends = ("bm25s", "lucene")
     description = "BM25 (bm25s, or Lucene with backend=lucene); presets: bsard, gdsr, pyserini"
-    default_params = {"k1": 1.2, "b": 0.75, "preset": "default", "method": "lucene", "backend": "bm25s",
-                      "analyzer": "default", **SEGMENTER_PARAM}
+    default_params = {
+        "k1": Param(1.2, "term-frequency saturation", min=0.0),
+        "b": Param(0.75, "document-length normalisation (0: none, 1: full)", min=0.0, max=1.0),
+        "preset": Param("default", "named k1/b of a paper (bsard: 1.0/0.6, gdsr: 2.5/0.2, pyserini: 0.9/0.4); "
+                        "explicit k1/b override it", choices=tuple(PRESETS)),
+        "method": Param("lucene", "bm25s scoring variant (the bm25s backend only)", choices=BM25S_METHODS),
+        "backend": Param("bm25s", "bm25s (embedded) or lucene (Anserini through pyserini)", choices=("bm25s", "lucene")),
+        **ANALYZER_PARAM,
+        **SEGMENTER_PARAM,
+    }
 
     def __init__(self, **params):
         preset = params.get("preset", "default")
-        if preset not in PRESETS:
-            raise StatbenchError(f"unknown preset {preset!r} for bm25; valid choices: {', '.join(PRESETS)}")
-        super().__init__(**{**PRESETS[preset], **params})
+        # an unknown preset adds nothing here and is refused with the other parameters
+        super().__init__(**{**PRESETS.get(preset if isinstance(preset, str) else "", {}), **params})
         self._model = None
         self._doc_ids: list[str] = []
 
@@ -102,18 +113,19 @@ class BM25(LexicalRetriever):
         import bm25s
 
         self._doc_ids = [d.id for d in corpus]
-        index_dir = ctx.cache_dir / "bm25s"
-        if (index_dir / "params.index.json").is_file():
-            ctx.log.info("bm25: reusing index %s", index_dir)
-            self._model = bm25s.BM25.load(str(index_dir))
-            return
-        tokens = self.tokens(corpus, ctx)
-        model = bm25s.BM25(k1=float(self.params["k1"]), b=float(self.params["b"]), method=self.params["method"])
-        model.index(tokens, show_progress=False)
-        tmp = index_dir.with_name(index_dir.name + ".tmp")
-        model.save(str(tmp))
-        tmp.replace(index_dir)
-        self._model = model
+        p = self.params
+        key = {"k1": float(p["k1"]), "b": float(p["b"]), "method": p["method"], **self.corpus_key(corpus, ctx)}
+        entry = CacheEntry(ctx.cache_dir / "bm25s", "bm25s-index", key)
+
+        def build(staging):
+            model = bm25s.BM25(k1=float(p["k1"]), b=float(p["b"]), method=p["method"])
+            model.index(self.tokens(corpus, ctx), show_progress=False)
+            model.save(str(staging))
+            return model
+
+        self._model, reused = load_or_build(entry, build, lambda folder: bm25s.BM25.load(str(folder)))
+        if reused:
+            ctx.log.info("bm25: reusing index %s", entry.path)
 
     def search(self, queries: Sequence[Query], k: int, ctx: RunContext) -> dict[str, Ranking]:
         if self.uses_lucene:

@@ -23,16 +23,18 @@ from typing import Mapping, Sequence
 
 from statbench import hookimpl
 from statbench.api import Document, Query, Ranking, Reranker, Retriever, RunContext
+from statbench.params import Param
 
 from . import hub
 from .encoding_cache import EncodingCache, corpus_checksum
+from .specs import BATCH_SIZE, DEVICE
 
 COLBERT_PARAMS = {
-    "model": "colbert-ir/colbertv2.0",
-    "query_maxlen": 32,
-    "doc_maxlen": 180,
-    "batch_size": 32,
-    "device": "auto",
+    "model": Param("colbert-ir/colbertv2.0", "ColBERT checkpoint (colbert-ai layout): hub id or local folder"),
+    "query_maxlen": Param(32, "query tokens, [MASK]-padded (query augmentation)", min=3),
+    "doc_maxlen": Param(180, "passage tokens kept", min=3),
+    "batch_size": BATCH_SIZE,
+    "device": DEVICE,
 }
 
 
@@ -140,7 +142,8 @@ class ColBERTRetriever(_ColBERTBase, Retriever):
     name = "colbertv2"
     family = "late-interaction"
     description = "ColBERTv2 late interaction, exhaustive token-level search + exact MaxSim (colbert-ir/colbertv2.0)"
-    default_params = {**COLBERT_PARAMS, "ncandidates": 64}
+    default_params = {**COLBERT_PARAMS,
+                      "ncandidates": Param(64, "nearest passage tokens per query token that nominate candidates", min=1)}
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -153,30 +156,34 @@ class ColBERTRetriever(_ColBERTBase, Retriever):
         p = self.params
         cache = EncodingCache(ctx.cache_root, {"kind": "colbert-tokens", "encoder": hub.fingerprint(p["model"]),
                                                "corpus": corpus_checksum(corpus), "doc_maxlen": int(p["doc_maxlen"])})
-        if cache.exists():
-            ids, vectors, extra, meta = cache.load()
-            ctx.log.info("colbertv2: reusing token encodings %s (%d passages; no re-encoding)", cache.dir, len(ids))
-            self.stats["corpus_encoding_cached"] = 1
-        else:
+
+        def encode():
             texts = [d.text for d in corpus]
             t0 = time.perf_counter()
             per_doc = self._encoder().docs(texts, int(p["batch_size"]), ctx.progress("colbert: encoding corpus", len(texts)))
             seconds = time.perf_counter() - t0
             lengths = np.array([len(v) for v in per_doc], dtype=np.int64)
             vectors = torch.cat(per_doc).numpy().astype(np.float16) if per_doc else np.zeros((0, 1), np.float16)
-            ids = [d.id for d in corpus]
-            meta = {"passages": len(ids), "tokens": int(lengths.sum()),
-                    "passages_per_s": round(len(ids) / max(seconds, 1e-9), 3)}
-            cache.save(ids, vectors, meta, extra={"lengths": lengths})
-            extra = {"lengths": lengths}
-            ctx.log.info("colbertv2: encoded %d passages (%d tokens) in %.1f s", len(ids), meta["tokens"], seconds)
-            self.stats["corpus_encoding_cached"] = 0
+            meta = {"passages": len(texts), "tokens": int(lengths.sum()), "encode_seconds": round(seconds, 3),
+                    "passages_per_s": round(len(texts) / max(seconds, 1e-9), 3)}
+            return [d.id for d in corpus], vectors, meta, {"lengths": lengths}
+
+        encodings = cache.get(encode)
+        meta = encodings.meta
+        if encodings.reused:
+            ctx.log.info("colbertv2: reusing token encodings %s (%d passages; no re-encoding)", cache.dir,
+                         len(encodings.ids))
+        else:
+            ctx.log.info("colbertv2: encoded %d passages (%d tokens) in %.1f s", meta["passages"], meta["tokens"],
+                         meta["encode_seconds"])
+        self.stats["corpus_encoding_cached"] = int(encodings.reused)
         self.stats["encode_passages_per_s"] = float(meta.get("passages_per_s", 0.0))
-        self._ids = list(ids)
-        self._vectors = vectors
-        self._offsets = np.concatenate([[0], np.cumsum(extra["lengths"])])
-        self._owner = np.repeat(np.arange(len(self._ids)), extra["lengths"])
-        self._index = cache.flat_index(vectors.astype(np.float32))
+        lengths = encodings.extra["lengths"]
+        self._ids = list(encodings.ids)
+        self._vectors = encodings.embeddings
+        self._offsets = np.concatenate([[0], np.cumsum(lengths)])
+        self._owner = np.repeat(np.arange(len(self._ids)), lengths)
+        self._index = encodings.index
 
     def search(self, queries: Sequence[Query], k: int, ctx: RunContext) -> dict[str, Ranking]:
         import numpy as np

@@ -12,8 +12,10 @@ from typing import ClassVar, Mapping, Sequence
 
 from statbench import hookimpl
 from statbench.api import Document, Query, Ranking, Reranker, RunContext
+from statbench.params import Param
 
 from . import hub
+from .specs import DEVICE, with_defaults
 
 #: name -> (hub id, description)
 PRESETS = {
@@ -24,7 +26,13 @@ PRESETS = {
     "modernbert-ce": ("Alibaba-NLP/gte-reranker-modernbert-base", "ModernBERT-based cross-encoder reranker"),
 }
 
-CE_PARAMS = {"model": "", "max_length": 512, "batch_size": 16, "with_title": False, "device": "auto"}
+CE_PARAMS = {
+    "model": Param("", "checkpoint: hub id or local folder (a preset's by default)"),
+    "max_length": Param(512, "tokens of a (query, passage) pair the model reads", min=1),
+    "batch_size": Param(16, "pairs scored per batch", min=1),
+    "with_title": Param(False, "prepend the article's title to its text"),
+    "device": DEVICE,
+}
 
 
 class _PairScorer(Reranker):
@@ -93,7 +101,7 @@ class CrossEncoderReranker(_PairScorer):
 class MonoT5Reranker(_PairScorer):
     name = "monot5"
     description = "monoT5 reranker: P(true) after 'Query: q Document: d Relevant:' (castorini/monot5-base-msmarco)"
-    default_params: ClassVar[dict] = {**CE_PARAMS, "model": "castorini/monot5-base-msmarco"}
+    default_params: ClassVar[dict] = with_defaults(CE_PARAMS, model="castorini/monot5-base-msmarco")
 
     def _load(self):
         from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
@@ -132,7 +140,7 @@ def _preset(name: str, hub_id: str, description: str) -> type:
         f"CrossEncoder_{name.replace('-', '_')}",
         (CrossEncoderReranker,),
         {"__module__": __name__, "name": name, "description": f"{description} ({hub_id})",
-         "preset_model": hub_id, "default_params": {**CE_PARAMS, "model": hub_id}},
+         "preset_model": hub_id, "default_params": with_defaults(CE_PARAMS, model=hub_id)},
     )
 
 

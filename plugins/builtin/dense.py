@@ -17,10 +17,12 @@ from typing import ClassVar, Sequence
 
 from statbench import hookimpl
 from statbench.api import Document, Qrels, Query, Ranking, Retriever, RunContext
-from statbench.errors import StatbenchError
+from statbench.checksum import config_key
+from statbench.params import Param, ParamError
 
 from . import hub
 from .encoding_cache import EncodingCache, corpus_checksum
+from .specs import BATCH_SIZE, DEVICE, with_defaults
 
 #: name -> (hub id, pooling over tokens, description)
 PRESETS = {
@@ -33,19 +35,24 @@ PRESETS = {
     "minilm": ("sentence-transformers/all-MiniLM-L6-v2", "auto", "all-MiniLM-L6-v2 sentence encoder"),
 }
 
+POOLINGS = ("auto", "mean", "cls", "max")
 ENCODER_PARAMS = {
-    "model": "",
-    "pooling": "auto",  # auto (as the checkpoint says; mean for plain encoders) | mean | cls | max
-    "normalize": True,  # cosine similarity (True) or raw inner product (False)
-    "chunk_size": 200,
-    "chunk_overlap": 20,
-    "chunk_pooling": "mean",  # mean | max over an article's window embeddings
-    "query_max_length": 256,
-    "with_title": False,  # prepend the article's title (e.g. STARD's law + article number)
-    "batch_size": 32,
-    "device": "auto",
+    "model": Param("", "encoder checkpoint: hub id or local folder (a preset's by default)"),
+    "pooling": Param("auto", "token pooling: auto (as the checkpoint says; mean for plain encoders), mean, cls or max",
+                     choices=POOLINGS),
+    "normalize": Param(True, "cosine similarity (true) or raw inner product (false)"),
+    "chunk_size": Param(200, "article window, in encoder tokens", min=1),
+    "chunk_overlap": Param(20, "tokens shared by consecutive windows (< chunk_size)", min=0),
+    "chunk_pooling": Param("mean", "pooling of an article's window embeddings", choices=("mean", "max")),
+    "query_max_length": Param(256, "query tokens the encoder reads", min=1),
+    "with_title": Param(False, "prepend the article's title (e.g. STARD's law + article number)"),
+    "batch_size": BATCH_SIZE,
+    "device": DEVICE,
 }
-TRAINING_PARAMS = {"temperature": 0.05, "hard_negatives": 0}
+TRAINING_PARAMS = {
+    "temperature": Param(0.05, "softmax temperature of the contrastive loss", above=0.0),
+    "hard_negatives": Param(0, "BM25 hard negatives mined per training query (0: in-batch negatives only)", min=0),
+}
 
 
 def load_encoder(name: str, pooling: str, max_length: int, device: str):
@@ -60,8 +67,6 @@ def load_encoder(name: str, pooling: str, max_length: int, device: str):
         if pooling == "auto":
             model = SentenceTransformer(path, device=device)
         else:
-            if pooling not in ("mean", "cls", "max"):
-                raise StatbenchError(f"pooling must be auto, mean, cls or max, got {pooling!r}")
             word = models.Transformer(path, max_seq_length=max_length)
             dim = (getattr(word, "get_embedding_dimension", None) or word.get_word_embedding_dimension)()
             pool = models.Pooling(dim, pooling_mode=pooling)
@@ -103,6 +108,10 @@ class BiEncoder(Retriever):
 
     def __init__(self, **params):
         super().__init__(**params)
+        size, overlap = self.params["chunk_size"], self.params["chunk_overlap"]
+        if overlap >= size:
+            raise ParamError(f"parameter chunk_overlap={overlap} for {self.name}: not below chunk_size={size}; "
+                             f"expected an int >= 0 and < chunk_size")
         hub.model_or_preset(self.params, self.preset_model, self.name, "--param")
         self.stats: dict[str, float] = {}
         self._query_encoder = self._doc_encoder = None
@@ -162,12 +171,8 @@ class BiEncoder(Retriever):
                 "normalize": bool(p["normalize"]),
             },
         )
-        if cache.exists():
-            ids, vectors, _, meta = cache.load()
-            ctx.log.info("%s: reusing corpus encoding %s (%d articles, %d passages; no re-encoding)",
-                         self.name, cache.dir, len(ids), meta.get("passages", 0))
-            self.stats["corpus_encoding_cached"] = 1
-        else:
+
+        def encode():
             _, doc_encoder = self._encoders()
             texts = self._doc_texts(corpus)
             t0 = time.perf_counter()
@@ -180,18 +185,24 @@ class BiEncoder(Retriever):
             vectors = pool_chunks(passage_vectors, chunks.owner, len(texts), p["chunk_pooling"])
             if p["normalize"]:
                 vectors = _l2_normalise(vectors)
-            ids = [d.id for d in corpus]
             rate = len(chunks.texts) / max(seconds, 1e-9)
-            meta = {"articles": len(ids), "passages": len(chunks.texts), "encode_seconds": round(seconds, 3),
+            meta = {"articles": len(texts), "passages": len(chunks.texts), "encode_seconds": round(seconds, 3),
                     "chunking_seconds": round(t1 - t0, 3), "passages_per_s": round(rate, 3)}
-            cache.save(ids, vectors.astype(np.float32), meta)
+            return [d.id for d in corpus], vectors.astype(np.float32), meta, {}
+
+        encodings = cache.get(encode)
+        meta = encodings.meta
+        if encodings.reused:
+            ctx.log.info("%s: reusing corpus encoding %s (%d articles, %d passages; no re-encoding)",
+                         self.name, cache.dir, len(encodings.ids), meta.get("passages", 0))
+        else:
             ctx.log.info("%s: encoded %d passages in %.1f s (%.1f passages/s), cached in %s", self.name,
-                         len(chunks.texts), seconds, rate, cache.dir)
-            self.stats["corpus_encoding_cached"] = 0
+                         meta["passages"], meta["encode_seconds"], meta["passages_per_s"], cache.dir)
+        self.stats["corpus_encoding_cached"] = int(encodings.reused)
         self.stats["encode_passages_per_s"] = float(meta.get("passages_per_s", 0.0))
         self.stats["corpus_passages"] = float(meta.get("passages", 0))
-        self._ids = list(ids)
-        self._index = cache.flat_index(vectors)
+        self._ids = list(encodings.ids)
+        self._index = encodings.index
 
     def _encode(self, encoder, texts: list[str], ctx: RunContext, label: str):
         """Encode in length-sorted groups (less padding), with a progress bar."""
@@ -238,7 +249,14 @@ class BiEncoder(Retriever):
 
         Always restarts from the shipped weights (never from another fold's model); a
         finished or interrupted training of this split is picked up from its checkpoints."""
-        from .training import Checkpoints, bm25_hard_negatives, contrastive_fit, seed_everything, training_pairs
+        from .training import (
+            Checkpoints,
+            bm25_hard_negatives,
+            contrastive_fit,
+            seed_everything,
+            training_key,
+            training_pairs,
+        )
 
         p = self.params
         seed_everything(int(p["seed"]))
@@ -250,20 +268,22 @@ class BiEncoder(Retriever):
         if int(p["hard_negatives"]) > 0:
             negatives = bm25_hard_negatives(queries, qrels, corpus, ctx, int(p["hard_negatives"]))
         run_dir = ctx.cache_dir / "train"
+        key = training_key(self, ctx, pairs, weights=[hub.fingerprint(p["model"]), hub.fingerprint(
+            p.get("query_model") or p["model"])], negatives=config_key(negatives or {}))
         ctx.log.info("%s: fine-tuning on %d queries (%d pairs), checkpoints in %s", self.name, len(queries),
                      len(pairs), run_dir)
         t0 = time.perf_counter()
         summary = contrastive_fit(
             query_encoder=query_encoder, doc_encoder=doc_encoder, pairs=pairs, doc_text=texts.__getitem__,
             qrels=qrels, params=p, temperature=float(p["temperature"]), normalize=bool(p["normalize"]),
-            checkpoints=Checkpoints(run_dir), save_model=self._save, restore_model=self._restore, ctx=ctx,
+            checkpoints=Checkpoints(run_dir, key), save_model=self._save, restore_model=self._restore, ctx=ctx,
             hard_negatives=negatives, device=self._device(),
         )
         seconds = float(summary.get("seconds") or time.perf_counter() - t0)
         if summary.get("step"):
             self.stats["train_steps_per_s"] = float(summary["step"]) / max(seconds, 1e-9)
-        # the fine-tuned weights are identified by this split's training folder
-        self._trained_tag = f"ft:{ctx.cache_dir.parent.name}/{ctx.cache_dir.name}:{summary.get('step')}"
+        # the fine-tuned weights are identified by their checkpoint's file hashes
+        self._trained_tag = f"ft:{summary['checkpoint']}"
 
     def _save(self, folder: Path) -> None:
         if self.two_tower:
@@ -289,7 +309,8 @@ class BiEncoder(Retriever):
 class TwoTower(BiEncoder):
     name = "two-tower"
     description = "Two-tower bi-encoder: separate query and article encoders (query_model=, model=)"
-    default_params: ClassVar[dict] = {**ENCODER_PARAMS, "query_model": ""}
+    default_params: ClassVar[dict] = {
+        **ENCODER_PARAMS, "query_model": Param("", "query encoder checkpoint: hub id or local folder (empty: model)")}
     two_tower = True
 
 
@@ -342,7 +363,7 @@ def _preset(name: str, hub_id: str, pooling: str, description: str) -> type:
             "name": name,
             "description": f"{description}; zero-shot ({hub_id})",
             "preset_model": hub_id,
-            "default_params": {**ENCODER_PARAMS, "model": hub_id, "pooling": pooling},
+            "default_params": with_defaults(ENCODER_PARAMS, model=hub_id, pooling=pooling),
         },
     )
 

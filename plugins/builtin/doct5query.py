@@ -5,10 +5,12 @@ The default model is the mT5 doc2query model the G-DSR paper used (fine-tuned on
 mMARCO); ``--param model=`` takes another hub name or a local directory. Generation uses
 top-k sampling (k=10, as docTTTTTquery), seeded per batch.
 
-Expansions are cached under ``STATBENCH_CACHE/doct5query/<key>/expansions.jsonl``, keyed
-by the model, the generation settings and the corpus checksum. Each batch is appended as
-soon as it is generated, so an interrupted run resumes where it stopped; a complete cache
-means the model is not even loaded."""
+Expansions are cached under ``STATBENCH_CACHE/doct5query/<key>/expansions.jsonl`` (a
+verified cache entry), keyed by the model, the generation settings and the corpus
+checksum; a complete entry means the model is not even loaded. Until it is complete,
+each generated batch is appended (with its checksum) to ``<key>.partial.jsonl``, so an
+interrupted run resumes where it stopped and generates exactly what an uninterrupted
+run would have."""
 
 from __future__ import annotations
 
@@ -22,12 +24,18 @@ from typing import Sequence
 
 from statbench import hookimpl
 from statbench.api import Document, RunContext
+from statbench.cache import CacheEntry
 from statbench.checksum import config_key
 from statbench.errors import StatbenchError
+from statbench.params import Param
 
+from . import hub
+from .artefacts import ids_digest, load_or_build
 from .bm25 import BM25
+from .specs import DEVICE, SEED
 
 DEFAULT_MODEL = "doc2query/msmarco-french-mt5-base-v1"
+EXPANSIONS_FILE = "expansions.jsonl"
 
 
 class DocT5Query(BM25):
@@ -36,8 +44,14 @@ class DocT5Query(BM25):
     description = "docT5query: BM25 over articles expanded with generated queries (mT5 doc2query)"
     default_params = {
         **BM25.default_params,
-        "model": DEFAULT_MODEL, "n": 5, "batch_size": 8, "max_input_length": 512, "max_new_tokens": 64,
-        "top_k": 10, "seed": 42, "device": "cpu",
+        "model": Param(DEFAULT_MODEL, "seq2seq doc2query model: hub id or local folder"),
+        "n": Param(5, "queries generated per article", min=1),
+        "batch_size": Param(8, "articles per generation batch (part of the sampling seed)", min=1),
+        "max_input_length": Param(512, "article tokens the model reads", min=1),
+        "max_new_tokens": Param(64, "longest generated query, in tokens", min=1),
+        "top_k": Param(10, "top-k sampling (0: sample from the whole vocabulary)", min=0),
+        "seed": SEED,
+        "device": dataclasses.replace(DEVICE, default="cpu"),
     }
 
     def index(self, corpus: Sequence[Document], ctx: RunContext) -> None:
@@ -51,40 +65,62 @@ class DocT5Query(BM25):
 
     # --- expansion -------------------------------------------------------------------
 
-    def cache_path(self, corpus: Sequence[Document], ctx: RunContext) -> tuple[Path, str]:
+    def cache_entry(self, corpus: Sequence[Document], ctx: RunContext) -> tuple[CacheEntry, str]:
+        """The expansions' entry ``doct5query/KEY`` (kind ``doct5query-expansions``) and KEY."""
         p = self.params
-        ids = hashlib.sha256("\x00".join(d.id for d in corpus).encode()).hexdigest()[:16]
-        key = config_key({
+        settings = {
             "model": model_fingerprint(p["model"]), "n": p["n"], "batch_size": p["batch_size"],
             "max_input_length": p["max_input_length"], "max_new_tokens": p["max_new_tokens"],
-            "top_k": p["top_k"], "seed": p["seed"], "data": ctx.data_checksum, "ids": ids,
-        })
-        return ctx.cache_root / "doct5query" / key / "expansions.jsonl", key
+            "top_k": p["top_k"], "seed": p["seed"], "data": ctx.data_checksum,
+            "ids": ids_digest(d.id for d in corpus)[:16],
+        }
+        key = config_key(settings)
+        return CacheEntry(ctx.cache_root / "doct5query" / key, "doct5query-expansions", settings), key
 
     def expansions(self, corpus: Sequence[Document], ctx: RunContext) -> tuple[dict[str, list[str]], str]:
-        path, key = self.cache_path(corpus, ctx)
-        done = read_expansions(path)
-        todo = [d for d in corpus if d.id not in done]
+        entry, key = self.cache_entry(corpus, ctx)
+        journal = Journal(entry.path.with_name(entry.path.name + ".partial.jsonl"))
+
+        def build(staging: Path) -> dict[str, list[str]]:
+            done = self._generate(corpus, ctx, journal)
+            with open(staging / EXPANSIONS_FILE, "w", encoding="utf-8") as handle:
+                for doc in corpus:
+                    handle.write(json.dumps({"id": doc.id, "queries": done[doc.id]}, ensure_ascii=False) + "\n")
+            return done
+
+        done, reused = load_or_build(entry, build, lambda folder: read_expansions(folder / EXPANSIONS_FILE))
+        if reused:
+            ctx.log.info("doct5query: %d expansions read from %s", len(done), entry.path)
+        journal.remove()  # sealed in the entry now
+        return done, key
+
+    def _generate(self, corpus: Sequence[Document], ctx: RunContext, journal: Journal) -> dict[str, list[str]]:
+        """Generate every batch the journal lacks. Batches are fixed by corpus position, so
+        a resumed run generates exactly what an uninterrupted one would have (each batch
+        is seeded by its first document, and sampling depends on the batch)."""
+        size = int(self.params["batch_size"])
+        batches = [list(corpus[start:start + size]) for start in range(0, len(corpus), size)]
+        recorded = journal.read(ctx)
+        done: dict[str, list[str]] = {}
+        todo = []
+        for batch in batches:
+            ids = [d.id for d in batch]
+            if tuple(ids) in recorded:
+                done.update(zip(ids, recorded[tuple(ids)]))
+            else:
+                todo.append(batch)
         if not todo:
-            ctx.log.info("doct5query: %d expansions read from %s", len(done), path)
-            return done, key
+            return done
         if done:
             ctx.log.info("doct5query: resuming, %d of %d documents already expanded", len(done), len(corpus))
-        tokenizer, model = load_model(self.params["model"], self.params["device"])
-        size = int(self.params["batch_size"])
-        advance = ctx.progress("doct5query expansion", len(todo))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a", encoding="utf-8") as handle:
-            for start in range(0, len(todo), size):
-                batch = todo[start:start + size]
-                generated = self.generate(tokenizer, model, [d.text for d in batch], seed_for(batch[0].id, self.params["seed"]))
-                for doc, queries in zip(batch, generated):
-                    done[doc.id] = queries
-                    handle.write(json.dumps({"id": doc.id, "queries": queries}, ensure_ascii=False) + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
-                advance(len(batch))
-        return done, key
+        tokenizer, model = load_model(self.params["model"], hub.device(self.params["device"]))
+        advance = ctx.progress("doct5query expansion", sum(len(b) for b in todo))
+        for batch in todo:
+            generated = self.generate(tokenizer, model, [d.text for d in batch], seed_for(batch[0].id, self.params["seed"]))
+            journal.append([d.id for d in batch], generated)
+            done.update(zip((d.id for d in batch), generated))
+            advance(len(batch))
+        return done
 
     def generate(self, tokenizer, model, texts: list[str], seed: int) -> list[list[str]]:
         """``n`` sampled queries per text."""
@@ -107,18 +143,59 @@ def seed_for(doc_id: str, seed: int) -> int:
 
 
 def read_expansions(path: Path) -> dict[str, list[str]]:
-    """Expansions cached so far; a line cut short by an interruption is ignored."""
+    """The expansions of a verified entry."""
     done: dict[str, list[str]] = {}
-    if not path.is_file():
-        return done
     with open(path, encoding="utf-8") as handle:
         for line in handle:
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue
+            row = json.loads(line)
             done[row["id"]] = list(row["queries"])
     return done
+
+
+class Journal:
+    """Batches generated so far by an unfinished expansion, one line each, appended and
+    synced as soon as generated: ``{"ids", "queries", "sha256"}``. A line cut short by an
+    interruption or damaged afterwards fails its checksum and is generated again. Only
+    written under the entry's lock; removed once the entry is sealed."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    @staticmethod
+    def _digest(ids: list[str], queries: list[list[str]]) -> str:
+        return hashlib.sha256(json.dumps([ids, queries], ensure_ascii=False).encode("utf-8")).hexdigest()
+
+    def read(self, ctx: RunContext | None = None) -> dict[tuple[str, ...], list[list[str]]]:
+        batches: dict[tuple[str, ...], list[list[str]]] = {}
+        if not self.path.is_file():
+            return batches
+        damaged = 0
+        with open(self.path, encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                try:
+                    row = json.loads(line)
+                    ids, queries = list(row["ids"]), [list(q) for q in row["queries"]]
+                    valid = row["sha256"] == self._digest(ids, queries) and len(ids) == len(queries)
+                except (ValueError, KeyError, TypeError):
+                    valid = False
+                if valid:
+                    batches[tuple(ids)] = queries
+                else:
+                    damaged += 1
+        if damaged and ctx is not None:
+            ctx.log.warning("doct5query: %d damaged batch(es) in %s are generated again", damaged, self.path)
+        return batches
+
+    def append(self, ids: list[str], queries: list[list[str]]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        row = {"ids": ids, "queries": queries, "sha256": self._digest(ids, queries)}
+        with open(self.path, "a", encoding="utf-8") as handle:
+            handle.write("\n" + json.dumps(row, ensure_ascii=False) + "\n")  # a cut line never joins the next
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
 
 
 def model_fingerprint(name: str) -> str:

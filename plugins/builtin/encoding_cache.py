@@ -1,22 +1,31 @@
-"""Corpus encodings (and their exact FAISS index) cached on disk.
+"""Corpus encodings and their exact FAISS index, cached on disk as one verified entry.
 
 The key covers everything that changes the vectors: the encoder's identity (hub id or
 local files, or a fine-tuned checkpoint), a checksum of the corpus text, and the
 chunking and pooling settings. A second run with the same key loads the vectors and the
 index instead of encoding again. Entries live under ``$STATBENCH_CACHE/encodings/KEY``
-so that every model configuration sharing an encoder shares its encodings."""
+so that every model configuration sharing an encoder shares its encodings.
+
+An entry (kind ``encodings``, see :mod:`statbench.cache`) holds ``ids.json``,
+``embeddings.npy``, one ``NAME.npy`` per extra array, ``index.faiss`` (the flat
+inner-product index over the embeddings, built with them) and ``meta.json``; it is
+sealed with a manifest and re-hashed on every read, and built once under a lock."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 from statbench.api import Document
-from statbench.atomic import write_json
+from statbench.cache import CacheEntry
 from statbench.checksum import config_key
+
+from .artefacts import load_or_build
+
+INDEX_FILE = "index.faiss"
 
 
 def corpus_checksum(corpus: Sequence[Document], with_title: bool = False) -> str:
@@ -33,58 +42,71 @@ def corpus_checksum(corpus: Sequence[Document], with_title: bool = False) -> str
     return digest.hexdigest()
 
 
+@dataclass
+class Encodings:
+    """What an entry holds, in memory. ``index`` is the flat inner-product FAISS index."""
+
+    ids: list[str]
+    embeddings: Any
+    meta: dict
+    extra: dict = field(default_factory=dict)
+    index: Any = None
+    reused: bool = False
+
+
 class EncodingCache:
-    """One cache entry: ``ids.json``, ``embeddings.npy``, optional ``index.faiss``, ``meta.json``."""
+    """The entry ``encodings/KEY`` of one encoder configuration over one corpus."""
 
     def __init__(self, root: Path, settings: dict):
         self.settings = settings
         self.key = config_key(settings)
         self.dir = Path(root) / "encodings" / self.key
+        self.entry = CacheEntry(self.dir, "encodings", settings)
 
     def exists(self) -> bool:
-        return (self.dir / "meta.json").is_file()
+        """Whether a complete, intact entry is there (it is re-hashed)."""
+        return self.entry.valid()
 
-    def load(self):
-        """``(ids, embeddings, extra arrays dict, meta)`` of a complete entry."""
-        import numpy as np
+    def get(self, encode: Callable[[], tuple[list[str], Any, dict, dict]]) -> Encodings:
+        """The entry's encodings, verified; when missing or invalid, ``encode()`` returns
+        ``(ids, embeddings, meta, extra arrays)``, written and sealed under the entry's
+        lock (a second process waits, then reads them)."""
 
-        meta = json.loads((self.dir / "meta.json").read_text("utf-8"))
-        ids = json.loads((self.dir / "ids.json").read_text("utf-8"))
-        embeddings = np.load(self.dir / "embeddings.npy", mmap_mode=None)
-        extra = {name: np.load(self.dir / f"{name}.npy") for name in meta.get("extra", [])}
-        return ids, embeddings, extra, meta
+        def build(staging: Path) -> Encodings:
+            ids, embeddings, meta, extra = encode()
+            index = self._write(staging, ids, embeddings, meta, extra or {})
+            return Encodings(list(ids), embeddings, {**meta, "settings": self.settings, "extra": sorted(extra or {})},
+                             dict(extra or {}), index, reused=False)
 
-    def save(self, ids: list[str], embeddings, meta: dict, extra: dict | None = None) -> None:
-        """Write into a temporary folder, then rename: a crash never leaves half an entry."""
-        import numpy as np
+        encodings, _ = load_or_build(self.entry, build, self._read)
+        return encodings
 
-        extra = extra or {}
-        tmp = self.dir.with_name(self.dir.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        (tmp / "ids.json").write_text(json.dumps(ids, ensure_ascii=False), "utf-8")
-        np.save(tmp / "embeddings.npy", embeddings)
-        for name, array in extra.items():
-            np.save(tmp / f"{name}.npy", array)
-        write_json(tmp / "meta.json", {**meta, "settings": self.settings, "extra": sorted(extra)})
-        shutil.rmtree(self.dir, ignore_errors=True)
-        tmp.replace(self.dir)
-
-    def flat_index(self, embeddings):
-        """The exact inner-product FAISS index of ``embeddings``, read from disk when saved."""
+    def _write(self, staging: Path, ids, embeddings, meta: dict, extra: dict):
         import faiss
+        import numpy as np
 
-        path = self.dir / "index.faiss"
-        if path.is_file():
-            index = faiss.read_index(str(path))
-            if index.ntotal == len(embeddings):
-                return index
+        (staging / "ids.json").write_text(json.dumps(list(ids), ensure_ascii=False), "utf-8")
+        np.save(staging / "embeddings.npy", embeddings)
+        for name, array in extra.items():
+            np.save(staging / f"{name}.npy", array)
         index = flat_ip(embeddings)
-        if self.dir.is_dir():
-            tmp = path.with_name(".index.faiss.tmp")
-            faiss.write_index(index, str(tmp))
-            tmp.replace(path)
+        faiss.write_index(index, str(staging / INDEX_FILE))
+        (staging / "meta.json").write_text(
+            json.dumps({**meta, "settings": self.settings, "extra": sorted(extra)}, ensure_ascii=False, indent=1,
+                       sort_keys=True), "utf-8")
         return index
+
+    @staticmethod
+    def _read(folder: Path) -> Encodings:
+        import faiss
+        import numpy as np
+
+        meta = json.loads((folder / "meta.json").read_text("utf-8"))
+        ids = json.loads((folder / "ids.json").read_text("utf-8"))
+        embeddings = np.load(folder / "embeddings.npy")
+        extra = {name: np.load(folder / f"{name}.npy") for name in meta.get("extra", [])}
+        index = faiss.read_index(str(folder / INDEX_FILE))
+        return Encodings(ids, embeddings, meta, extra, index, reused=True)
 
 
 def flat_ip(embeddings):

@@ -17,8 +17,10 @@ from typing import Sequence
 from statbench import hookimpl
 from statbench.api import Document, Qrels, Query, Ranking, Retriever, RunContext
 from statbench.errors import StatbenchError
+from statbench.params import Param
 
 from . import hub
+from .specs import DEVICE, with_defaults
 from .training import TRAIN_PARAMS
 
 
@@ -27,19 +29,18 @@ class LSIClassifier(Retriever):
     family = "classifier"
     description = "Query classifier over the statutes (encoder + MLP head on [CLS]), ranked by probability"
     trainable = True
-    default_params = {
-        "model": "bert-base-chinese",
-        "hidden": 512,
-        "dropout": 0.1,
-        "max_length": 128,
-        "batch_size": 32,
-        "device": "auto",
-        **TRAIN_PARAMS,
-        "epochs": 10,
-        "train_batch_size": 16,
-        "warmup_steps": 100,
-        "lr": 3e-5,
-    }
+    default_params = with_defaults(
+        {
+            "model": Param("bert-base-chinese", "encoder checkpoint: hub id or local folder"),
+            "hidden": Param(512, "width of the MLP head's hidden layer", min=1),
+            "dropout": Param(0.1, "dropout rate of the MLP head", min=0.0, below=1.0),
+            "max_length": Param(128, "query tokens the encoder reads", min=1),
+            "batch_size": Param(32, "queries classified per batch", min=1),
+            "device": DEVICE,
+            **TRAIN_PARAMS,
+        },
+        epochs=10, train_batch_size=16, warmup_steps=100, lr=3e-5,
+    )
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -71,10 +72,7 @@ class LSIClassifier(Retriever):
         return self._model["head"](cls)
 
     def train(self, queries: Sequence[Query], qrels: Qrels, corpus: Sequence[Document], ctx: RunContext) -> None:
-        import torch
-        import torch.nn.functional as F
-
-        from .training import Checkpoints, optimizer_and_schedule, optimizer_step, planned_steps, seed_everything, training_pairs
+        from .training import Checkpoints, seed_everything, training_key, training_pairs
 
         p = self.params
         seed_everything(int(p["seed"]))
@@ -83,7 +81,24 @@ class LSIClassifier(Retriever):
         label_index = {doc: i for i, doc in enumerate(self._labels)}
         # always start from the shipped encoder and a fresh head: folds never share weights
         self._tokenizer, self._model = self._build(len(self._labels))
-        checkpoints = Checkpoints(ctx.cache_dir / "train")
+        checkpoints = Checkpoints(ctx.cache_dir / "train", training_key(self, ctx, pairs, weights=hub.fingerprint(p["model"])))
+        with checkpoints.session():
+            self._fit(pairs, label_index, checkpoints, ctx)
+        self._model.eval()
+
+    def _fit(self, pairs, label_index, checkpoints, ctx: RunContext) -> None:
+        import torch
+        import torch.nn.functional as F
+
+        from .training import (
+            optimizer_and_schedule,
+            optimizer_step,
+            planned_steps,
+            restore_rng,
+            rng_state,
+        )
+
+        p = self.params
         per_epoch, total = planned_steps(len(pairs), p)
         optimizer, schedule = optimizer_and_schedule(self._model.parameters(), p, total)
         start_epoch, step = 0, 0
@@ -94,11 +109,11 @@ class LSIClassifier(Retriever):
             state = torch.load(path / "trainer_state.pt", weights_only=False)
             optimizer.load_state_dict(state["optimizer"])
             schedule.load_state_dict(state["schedule"])
+            restore_rng(state.get("rng"))
             step = int(state["step"])
             ctx.log.info("lsi: %s after epoch %d from %s", "loaded" if info.get("finished") else "resuming",
                          start_epoch, path)
             if info.get("finished"):
-                self._model.eval()
                 return
         ctx.log.info("lsi: %d labels, %d training pairs, %d steps", len(self._labels), len(pairs), total)
         batch_size = int(p["train_batch_size"])
@@ -124,11 +139,10 @@ class LSIClassifier(Retriever):
                        "seconds": round(time.perf_counter() - started, 3), "labels": len(self._labels)}
             checkpoints.log(summary)
             checkpoints.save(epoch + 1, self._save,
-                             {"optimizer": optimizer.state_dict(), "schedule": schedule.state_dict(), "step": step},
-                             summary)
+                             {"optimizer": optimizer.state_dict(), "schedule": schedule.state_dict(), "step": step,
+                              "rng": rng_state()}, summary)
             if finished:
                 break
-        self._model.eval()
 
     def _save(self, folder: Path) -> None:
         import torch

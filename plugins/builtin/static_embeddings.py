@@ -14,16 +14,21 @@ the mean)."""
 
 from __future__ import annotations
 
-import shutil
 import zlib
 from pathlib import Path
 from typing import Sequence
 
 from statbench import hookimpl
 from statbench.api import Document, Query, Ranking, Retriever, RunContext
+from statbench.cache import CacheEntry
 from statbench.errors import DataFormatError, StatbenchError
+from statbench.params import Param, ParamError
 
 from .analysis import SEGMENTER_PARAM, Analyzer, tokenize_corpus
+from .artefacts import ids_digest, load_or_build
+from .specs import SEED
+
+VECTORS_FILE = "vectors.kv"
 
 
 def stable_hash(text: str) -> int:
@@ -36,8 +41,16 @@ class MeanPooling(Retriever):
     family = "static"
     kind = "word2vec"
     default_params = {
-        "vectors": "", "dim": 100, "window": 5, "min_count": 2, "epochs": 5, "sg": False, "seed": 42,
-        "workers": 1, **SEGMENTER_PARAM,
+        "vectors": Param("", "pretrained vectors file (word2vec .txt/.vec[.gz]/.bin, fastText .bin, gensim .kv); "
+                         "empty: train on the corpus"),
+        "dim": Param(100, "dimension of trained vectors", min=1),
+        "window": Param(5, "context window of training (words each side)", min=1),
+        "min_count": Param(2, "training ignores words rarer than this", min=0),
+        "epochs": Param(5, "training passes over the corpus", min=1),
+        "sg": Param(False, "skip-gram (true) or CBOW (false) training"),
+        "seed": SEED,
+        "workers": Param(1, "training threads (more than 1 is not reproducible)", min=1),
+        **SEGMENTER_PARAM,
     }
 
     def __init__(self, **params):
@@ -67,22 +80,28 @@ class MeanPooling(Retriever):
         except (ValueError, EOFError, UnicodeDecodeError, NotImplementedError, AssertionError) as exc:
             raise DataFormatError(path, f"cannot read {self.kind} vectors: {type(exc).__name__}: {exc}") from None
 
-    def train_vectors(self, sentences: list[list[str]], ctx: RunContext):
+    def train_vectors(self, sentences: list[list[str]], ctx: RunContext, source: dict | None = None):
+        """Vectors trained on the corpus, cached as the entry ``cache_dir/vectors`` (kind
+        ``word-vectors``) keyed by the training settings and ``source`` (the tokens' key)."""
         from gensim.models import KeyedVectors
 
-        path = ctx.cache_dir / "vectors" / "vectors.kv"
-        if path.is_file():
-            ctx.log.info("%s: reusing vectors trained on the corpus %s", self.name, path)
-            return KeyedVectors.load(str(path))
-        ctx.log.info("%s: training %d-d vectors on %d documents", self.name, self.params["dim"], len(sentences))
-        model = self.build_model(sentences)
-        tmp = path.parent.with_name("vectors.tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        model.wv.save(str(tmp / path.name))
-        shutil.rmtree(path.parent, ignore_errors=True)
-        tmp.replace(path.parent)
-        return model.wv
+        key = {"kind": self.kind, "training": self.training_key(ctx), "source": source or {}}
+        entry = CacheEntry(ctx.cache_dir / "vectors", "word-vectors", key)
+
+        def build(staging: Path):
+            ctx.log.info("%s: training %d-d vectors on %d documents", self.name, self.params["dim"], len(sentences))
+            model = self.build_model(sentences, ctx)
+            model.wv.save(str(staging / VECTORS_FILE))
+            return model.wv
+
+        wv, reused = load_or_build(entry, build, lambda folder: KeyedVectors.load(str(folder / VECTORS_FILE)))
+        if reused:
+            ctx.log.info("%s: reusing vectors trained on the corpus %s", self.name, entry.path)
+        return wv
+
+    def training_key(self, ctx: RunContext) -> dict:
+        """Everything the trained vectors depend on besides the sentences."""
+        return {k: v for k, v in self.model_kwargs().items() if k != "hashfxn"}
 
     def model_kwargs(self) -> dict:
         p = self.params
@@ -90,7 +109,7 @@ class MeanPooling(Retriever):
                     epochs=int(p["epochs"]), sg=int(bool(p["sg"])), seed=int(p["seed"]),
                     workers=int(p["workers"]), hashfxn=stable_hash)
 
-    def build_model(self, sentences):
+    def build_model(self, sentences, ctx: RunContext):
         from gensim.models import Word2Vec
 
         return Word2Vec(sentences=sentences, **self.model_kwargs())
@@ -116,10 +135,15 @@ class MeanPooling(Retriever):
         import numpy as np
 
         self._doc_ids = [d.id for d in corpus]
-        tokens = tokenize_corpus(self.analyzer(ctx), self._doc_ids, [d.text for d in corpus], ctx.cache_root,
+        analyzer = self.analyzer(ctx)
+        tokens = tokenize_corpus(analyzer, self._doc_ids, [d.text for d in corpus], ctx.cache_root,
                                  ctx.data_checksum, ctx.progress)
         vectors = self.params["vectors"]
-        self._wv = self.load_vectors(Path(vectors).expanduser()) if vectors else self.train_vectors(tokens, ctx)
+        if vectors:
+            self._wv = self.load_vectors(Path(vectors).expanduser())
+        else:
+            source = {"data": ctx.data_checksum, "ids": ids_digest(self._doc_ids), "analyzer": analyzer.key()}
+            self._wv = self.train_vectors(tokens, ctx, source)
         advance = ctx.progress(f"{self.name} pooling", len(tokens))
         rows = []
         for doc_tokens in tokens:
@@ -156,20 +180,35 @@ class FastTextRetriever(MeanPooling):
     kind = "fasttext"
     description = "fastText mean pooling, cosine (pretrained .bin/.vec, or trained on the corpus)"
     #: min_n/max_n 0 = by language: character 1-2-grams for Chinese words, 3-6-grams otherwise
-    default_params = {**MeanPooling.default_params, "min_n": 0, "max_n": 0, "bucket": 200_000}
+    default_params = {
+        **MeanPooling.default_params,
+        "min_n": Param(0, "shortest character n-gram (0: by language, 1 for Chinese, 3 otherwise)", min=0),
+        "max_n": Param(0, "longest character n-gram (0: by language, 2 for Chinese, 6 otherwise)", min=0),
+        "bucket": Param(200_000, "hash buckets for character n-grams", min=1),
+    }
 
-    def build_model(self, sentences):
+    def __init__(self, **params):
+        super().__init__(**params)
+        min_n, max_n = self.params["min_n"], self.params["max_n"]
+        if min_n and max_n and min_n > max_n:
+            raise ParamError(f"parameters min_n={min_n}, max_n={max_n} for {self.name}: min_n must not exceed max_n")
+
+    def ngrams(self, language: str) -> tuple[int, int]:
+        min_n, max_n = int(self.params["min_n"]), int(self.params["max_n"])
+        if not min_n or not max_n:
+            min_n, max_n = (1, 2) if language == "zh" else (3, 6)
+        return min_n, max_n
+
+    def training_key(self, ctx: RunContext) -> dict:
+        min_n, max_n = self.ngrams(ctx.language)
+        return {**super().training_key(ctx), "min_n": min_n, "max_n": max_n, "bucket": int(self.params["bucket"])}
+
+    def build_model(self, sentences, ctx: RunContext):
         from gensim.models import FastText
 
-        p = self.params
-        min_n, max_n = int(p["min_n"]), int(p["max_n"])
-        if not min_n or not max_n:
-            min_n, max_n = (1, 2) if self._language == "zh" else (3, 6)
-        return FastText(sentences=sentences, min_n=min_n, max_n=max_n, bucket=int(p["bucket"]), **self.model_kwargs())
-
-    def index(self, corpus: Sequence[Document], ctx: RunContext) -> None:
-        self._language = ctx.language
-        super().index(corpus, ctx)
+        min_n, max_n = self.ngrams(ctx.language)
+        return FastText(sentences=sentences, min_n=min_n, max_n=max_n, bucket=int(self.params["bucket"]),
+                        **self.model_kwargs())
 
 
 @hookimpl

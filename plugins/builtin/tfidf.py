@@ -11,6 +11,7 @@ from typing import Sequence
 
 from statbench import hookimpl
 from statbench.api import Document, Query, Ranking, RunContext
+from statbench.params import Param
 
 from .analysis import SEGMENTER_PARAM
 from .bm25 import LexicalRetriever, _top_k
@@ -20,7 +21,7 @@ class TfIdf(LexicalRetriever):
     name = "tfidf"
     family = "lexical"
     description = "TF-IDF cosine (smoothed idf, L2-normalised, as scikit-learn's defaults)"
-    default_params = {"sublinear_tf": False, **SEGMENTER_PARAM}
+    default_params = {"sublinear_tf": Param(False, "replace tf by 1 + ln(tf)"), **SEGMENTER_PARAM}
 
     def index(self, corpus: Sequence[Document], ctx: RunContext) -> None:
         import numpy as np

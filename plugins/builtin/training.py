@@ -7,29 +7,60 @@ epoch 7 resumes from the end of epoch 6; a finished training is loaded, not repe
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
+import logging
 import math
 import random
 import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 from statbench.api import Document, Qrels, Query, RunContext
-from statbench.atomic import write_json
+from statbench.cache import MANIFEST, CacheEntry
 from statbench.errors import StatbenchError
+from statbench.params import Param
+
+from .specs import SEED
 
 #: Parameters every trainable neural model accepts (defaults: BSARD protocol, bsard-2022).
 TRAIN_PARAMS = {
-    "epochs": 100,
-    "train_batch_size": 22,
-    "lr": 2e-5,
-    "warmup_steps": 500,
-    "weight_decay": 0.01,
-    "max_steps": 0,  # 0: no cap; otherwise stop after this many optimiser steps (short CPU runs)
-    "seed": 42,
+    "epochs": Param(100, "training epochs", min=1),
+    "train_batch_size": Param(22, "training pairs per optimiser step", min=1),
+    "lr": Param(2e-5, "AdamW peak learning rate", above=0.0),
+    "warmup_steps": Param(500, "steps of linear learning-rate warm-up", min=0),
+    "weight_decay": Param(0.01, "AdamW weight decay", min=0.0),
+    "max_steps": Param(0, "stop after this many optimiser steps (0: no cap; for short CPU runs)", min=0),
+    "seed": SEED,
 }
+
+
+def rng_state() -> dict:
+    """Every random generator training draws from (dropout, shuffling), for checkpoints:
+    a resumed training then continues exactly as an uninterrupted one would have."""
+    import numpy as np
+    import torch
+
+    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def restore_rng(state: dict | None) -> None:
+    import numpy as np
+    import torch
+
+    if not state:
+        return
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
 
 
 def seed_everything(seed: int) -> None:
@@ -42,43 +73,90 @@ def seed_everything(seed: int) -> None:
 
 
 class Checkpoints:
-    """``epoch-N/`` folders holding a ``done.json`` once complete; only the newest is kept."""
+    """Epoch checkpoints of one training: ``epoch-N/`` entries (kind ``checkpoint``, keyed
+    by the epoch and ``key``, the training's configuration), each sealed with a manifest
+    and verified before training resumes from it; only the newest is kept.
 
-    def __init__(self, root: Path):
+    A checkpoint that is damaged (truncated, corrupted, no manifest: an interrupted write)
+    or of another configuration is recorded, logged and discarded, and training restarts
+    from the newest valid one, or from scratch. :meth:`session` holds the training's
+    lock: a second identical run waits, then loads the finished training."""
+
+    def __init__(self, root: Path, key: dict | None = None):
         self.root = Path(root)
+        self.key = dict(key or {})
+
+    def entry(self, epoch: int) -> CacheEntry:
+        return CacheEntry(self.root / f"epoch-{epoch}", "checkpoint", {"epoch": epoch, **self.key})
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[None]:
+        """Hold the training's cross-process lock; staging folders found then are stale."""
+        from filelock import FileLock
+
+        self.root.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.root.parent / f".{self.root.name}.lock")):
+            for stale in self.root.glob(".epoch-*.staging-*"):
+                logging.getLogger("statbench").info("removing %s, left by an interrupted write", stale)
+                shutil.rmtree(stale, ignore_errors=True)
+            yield
+
+    def _epochs(self) -> list[int]:
+        epochs = []
+        for path in self.root.glob("epoch-*"):
+            suffix = path.name.split("-", 1)[1]
+            if suffix.isdigit():
+                epochs.append(int(suffix))
+        return sorted(epochs, reverse=True)
 
     def latest(self) -> tuple[int, Path, dict] | None:
-        best = None
-        for path in self.root.glob("epoch-*"):
-            done = path / "done.json"
-            if done.is_file():
-                epoch = int(path.name.split("-", 1)[1])
-                if best is None or epoch > best[0]:
-                    best = (epoch, path, json.loads(done.read_text("utf-8")))
-        return best
+        """The newest valid checkpoint ``(epoch, folder, done.json)``; invalid ones are
+        discarded (call within :meth:`session`)."""
+        for epoch in self._epochs():
+            entry = self.entry(epoch)
+            reason = entry.verify()
+            if reason is None:
+                return epoch, entry.path, json.loads((entry.path / "done.json").read_text("utf-8"))
+            entry.invalid(reason)
+        return None
 
     def save(self, epoch: int, save_model: Callable[[Path], None], state: dict, extra: dict | None = None) -> Path:
-        """Write epoch ``epoch`` (model files via ``save_model``, optimiser state, marker last)."""
+        """Write epoch ``epoch`` (model files via ``save_model``, optimiser state, ``done.json``),
+        sealed and moved into place; older checkpoints are then removed (call within
+        :meth:`session`, the lock of every checkpoint of this training)."""
         import torch
 
-        final = self.root / f"epoch-{epoch}"
-        tmp = self.root / f".epoch-{epoch}.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        save_model(tmp)
-        torch.save(state, tmp / "trainer_state.pt")
-        write_json(tmp / "done.json", {"epoch": epoch, **(extra or {})})
-        shutil.rmtree(final, ignore_errors=True)
-        tmp.replace(final)
-        for old in self.root.glob("epoch-*"):
-            if old != final:
-                shutil.rmtree(old, ignore_errors=True)
-        return final
+        entry = self.entry(epoch)
+        with entry.build() as staging:  # under the session's lock
+            save_model(staging)
+            torch.save(state, staging / "trainer_state.pt")
+            (staging / "done.json").write_text(json.dumps({"epoch": epoch, **(extra or {})}, ensure_ascii=False), "utf-8")
+        for old in self._epochs():
+            if old != epoch:
+                shutil.rmtree(self.root / f"epoch-{old}", ignore_errors=True)
+        return entry.path
+
+    @staticmethod
+    def fingerprint(folder: Path) -> str:
+        """Identity of a checkpoint's weights: a digest of its manifest's file hashes
+        (``done.json``, which records wall time, left out)."""
+        files = json.loads((Path(folder) / MANIFEST).read_text("utf-8"))["files"]
+        files.pop("done.json", None)
+        return hashlib.sha256(json.dumps(files, sort_keys=True).encode("utf-8")).hexdigest()[:16]
 
     def log(self, record: dict) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         with open(self.root / "train_log.jsonl", "a", encoding="utf-8") as handle:
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def training_key(model, ctx: RunContext, pairs: Sequence[Pair], **extra) -> dict:
+    """What a training's checkpoints depend on: the model's configuration, the data, the
+    training pairs (and e.g. hard negatives)."""
+    digest = hashlib.sha256()
+    for pair in pairs:
+        digest.update(f"{pair.query_id}\0{pair.query}\0{pair.doc_id}\1".encode())
+    return {"model": model.config(), "data": ctx.data_checksum, "pairs": digest.hexdigest(), **extra}
 
 
 def optimizer_and_schedule(parameters, params: dict, total_steps: int):
@@ -171,7 +249,15 @@ def contrastive_fit(
     """Train query/doc encoders (the same object for a siamese model) with the contrastive
     NLL over in-batch negatives: row i of ``q @ d.T / temperature`` must pick column i.
     Columns holding another article relevant to query i are masked (not false negatives).
-    Returns the training summary (epochs, steps, last loss, seconds)."""
+    Returns the training summary (epochs, steps, last loss, seconds, and ``checkpoint``,
+    the fingerprint of the saved weights). Runs under the checkpoints' lock."""
+    with checkpoints.session():
+        return _contrastive_fit(query_encoder, doc_encoder, pairs, doc_text, qrels, params, temperature, normalize,
+                                checkpoints, save_model, restore_model, ctx, hard_negatives, device)
+
+
+def _contrastive_fit(query_encoder, doc_encoder, pairs, doc_text, qrels, params, temperature, normalize,
+                     checkpoints, save_model, restore_model, ctx, hard_negatives, device) -> dict:
     import torch
     import torch.nn.functional as F
     from sentence_transformers.util import batch_to_device
@@ -190,10 +276,11 @@ def contrastive_fit(
         state = torch.load(path / "trainer_state.pt", weights_only=False)
         optimizer.load_state_dict(state["optimizer"])
         schedule.load_state_dict(state["schedule"])
+        restore_rng(state.get("rng"))
         start_epoch, step = epoch_done, int(state["step"])
         if info.get("finished"):
             ctx.log.info("training: finished earlier (%d epochs, %d steps); loading %s", epoch_done, step, path)
-            return info
+            return {**info, "checkpoint": Checkpoints.fingerprint(path)}
         ctx.log.info("training: resuming after epoch %d (step %d) from %s", epoch_done, step, path)
 
     batch_size = int(params["train_batch_size"])
@@ -232,9 +319,10 @@ def contrastive_fit(
                    "seconds": round(time.perf_counter() - started, 3), "pairs": len(pairs)}
         checkpoints.log({**summary, "lr": schedule.get_last_lr()[0]})
         ctx.log.info("training: epoch %d done, step %d, loss %.4f", epoch + 1, step, loss_value)
-        checkpoints.save(epoch + 1, save_model,
-                         {"optimizer": optimizer.state_dict(), "schedule": schedule.state_dict(), "step": step},
-                         summary)
+        saved = checkpoints.save(epoch + 1, save_model,
+                                 {"optimizer": optimizer.state_dict(), "schedule": schedule.state_dict(), "step": step,
+                                  "rng": rng_state()}, summary)
+        summary["checkpoint"] = Checkpoints.fingerprint(saved)
         if finished:
             break
     for module in modules:

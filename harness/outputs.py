@@ -1,0 +1,102 @@
+"""A run's output folder (run.trec, qrels.trec, results.json, run.log), replaced as a unit.
+
+The files are written into a staging folder beside the target and swapped in with one
+atomic exchange only once everything is scored and written: a failure or a kill at any
+point leaves the previous outputs exactly as they were. The target is checked before
+any work is done (writable, not a file, not a folder of other files), and staging
+folders left by a killed run are removed by the next run on the same target.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import uuid
+from pathlib import Path
+from typing import Iterator
+
+from .atomic import exchange_dirs, fsync_dir
+from .checksum import config_key
+from .errors import StatbenchError
+from .paths import cache_root
+
+#: The files a run writes; a target holding anything else is not a statbench output set.
+OUTPUT_FILES = frozenset({"run.trec", "qrels.trec", "results.json", "run.log"})
+_STAGING, _OLD = ".staging-", ".old-"
+
+
+class OutputError(StatbenchError):
+    """The output folder cannot be written or is not ours to replace."""
+
+
+class OutputSet:
+    def __init__(self, target: Path):
+        self.target = Path(os.path.abspath(Path(target).expanduser()))
+
+    def check(self) -> None:
+        """Refuse, before any work, a target that could not be written or replaced."""
+        target = self.target
+        if target.is_symlink():
+            raise OutputError(f"--output {target}: is a symbolic link; give the folder itself")
+        if target.exists() and not target.is_dir():
+            raise OutputError(f"--output {target}: exists and is not a folder")
+        if target.is_dir():
+            foreign = sorted(p.name for p in target.iterdir() if p.name not in OUTPUT_FILES)
+            if foreign:
+                raise OutputError(f"--output {target}: holds files a run does not write (e.g. {foreign[0]!r}); "
+                                  "give an empty folder or a previous run's output folder")
+        parent = target.parent
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+            probe = parent / f".{target.name}.probe-{uuid.uuid4().hex[:8]}"
+            probe.mkdir()
+            probe.rmdir()
+        except OSError as exc:
+            raise OutputError(f"--output {target}: cannot write in {parent} ({exc.strerror or exc})") from None
+
+    @contextlib.contextmanager
+    def staged(self) -> Iterator[Path]:
+        """Yield an empty staging folder; on success it replaces the target atomically."""
+        with self._lock():
+            self._recover()
+            staging = self.target.with_name(f".{self.target.name}{_STAGING}{uuid.uuid4().hex[:12]}")
+            staging.mkdir()
+            try:
+                yield staging
+                fsync_dir(staging)
+                self._swap_in(staging)
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+
+    def _swap_in(self, staging: Path) -> None:
+        if not self.target.exists():
+            os.rename(staging, self.target)
+        elif not exchange_dirs(staging, self.target):
+            # no atomic exchange on this file system: move the old set aside first; a kill
+            # between the two renames is repaired by the next run (_recover)
+            old = self.target.with_name(f".{self.target.name}{_OLD}{uuid.uuid4().hex[:12]}")
+            os.rename(self.target, old)
+            os.rename(staging, self.target)
+            shutil.rmtree(old, ignore_errors=True)
+        fsync_dir(self.target.parent)
+
+    def _recover(self) -> None:
+        """Undo what a killed run left: restore a set moved aside, drop stale staging."""
+        parent, name = self.target.parent, self.target.name
+        olds = sorted(parent.glob(f".{name}{_OLD}*"))
+        if olds and not self.target.exists():
+            os.rename(olds.pop(), self.target)
+        for stale in [*olds, *parent.glob(f".{name}{_STAGING}*")]:
+            shutil.rmtree(stale, ignore_errors=True)
+
+    @contextlib.contextmanager
+    def _lock(self) -> Iterator[None]:
+        """Runs writing the same target take turns (the lock file lives in the cache, so
+        nothing is left beside the outputs)."""
+        from filelock import FileLock
+
+        locks = cache_root() / "locks"
+        locks.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(locks / f"output-{config_key(str(self.target))}.lock")):
+            yield
