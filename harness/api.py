@@ -65,29 +65,45 @@ class TaskData:
     files: list[Path]
     checksum: str
     dropped: list[str] = field(default_factory=list)
-    #: Frozen candidate pools for rerank-only tasks: pool name -> query id -> ranking.
-    pools: dict[str, dict[str, Ranking]] = field(default_factory=dict)
+    #: Frozen candidate pools: pool name -> query id -> ranking, verified on first use
+    #: (``statbench.pools.Pools``, attached by the runner after every load; its ``info``
+    #: holds each pool's path and sha256).
+    pools: Mapping[str, dict[str, Ranking]] = field(default_factory=dict)
     #: A stop-word list the task's own baselines use (models may ignore it).
     stopwords: frozenset[str] | None = None
     #: Per-query attributes for breakdowns, e.g. {"category": {qid: "housing"}}.
     groups: dict[str, dict[str, str]] = field(default_factory=dict)
-    #: Splits of another protocol (e.g. STARD's official train/dev), run only when named
-    #: with ``--split``; a default run evaluates ``splits`` alone.
+    #: Older loaders put the splits of a second protocol here; the runner treats them as
+    #: part of ``splits`` (protocols in ``TaskInfo`` say which splits run together).
     extra_splits: list[Split] = field(default_factory=list)
-    #: Provenance of each frozen pool: pool name -> {"path", "sha256", ...}.
-    pool_info: dict[str, dict] = field(default_factory=dict)
+
+    def all_splits(self) -> list[Split]:
+        """Every split the loader built, whatever protocol it belongs to."""
+        seen: dict[str, Split] = {}
+        for split in [*self.splits, *self.extra_splits]:
+            seen.setdefault(split.name, split)
+        return list(seen.values())
 
 
 @dataclass(frozen=True)
 class Measure:
-    """A measure as the task reports it: a display name and its ir-measures spelling."""
+    """A measure as the task reports it: a display name and its spelling, an ir-measures
+    name (``nDCG@10``) or a registered custom measure (``F2@10``, see statbench.measures)."""
 
     label: str
     ir_measure: str
 
 
 class Task:
-    """Base class for tasks. Subclasses set the class attributes and implement ``load``."""
+    """Base class for tasks: declare a :class:`~statbench.taskinfo.TaskInfo` as ``info``
+    (or, the older way, the class attributes below) and implement ``load``.
+
+    The harness reads a task only through :meth:`task_info`. When a class declares
+    ``info``, the class attributes are set from it; a subclass that overrides a class
+    attribute (``name``, ``language``...) overrides that field of the inherited info."""
+
+    #: The task's declaration (see :mod:`statbench.taskinfo`).
+    info: ClassVar[object] = None
 
     name: ClassVar[str]
     language: ClassVar[str]  # ISO 639-1: "fr", "zh", "en"
@@ -104,8 +120,37 @@ class Task:
     #: ids, queries, judgements, splits): cached indexes and runs are keyed by it.
     version: ClassVar[str] = "1"
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        info = cls.__dict__.get("info")
+        if info is not None:
+            cls.name, cls.language, cls.description = info.name, info.language, info.description
+            cls.measures, cls.depth, cls.version, cls.analyzer = info.measures, info.depth, info.version, info.analyzer
+            cls.published = {p.label: dict(p.scores) for p in info.published}
+
+    @classmethod
+    def task_info(cls):
+        """The task's :class:`~statbench.taskinfo.TaskInfo`: the declared one with any
+        class attribute a subclass overrides, or one built from the class attributes."""
+        import dataclasses
+
+        from .taskinfo import Published, TaskInfo
+
+        attrs = {"name": getattr(cls, "name", None), "language": getattr(cls, "language", None),
+                 "description": cls.description, "measures": tuple(cls.measures), "depth": cls.depth,
+                 "version": cls.version, "analyzer": cls.analyzer}
+        if cls.info is not None:
+            return dataclasses.replace(cls.info, **attrs)
+        published = tuple(Published(label=label, source="", scores=dict(scores))
+                          for label, scores in (cls.published or {}).items())
+        return TaskInfo(**attrs, published=published)
+
     def load(self, data_dir: Path | None, log: logging.Logger) -> TaskData:
         raise NotImplementedError
+
+    def data_folder(self, data_dir: Path | None) -> Path | None:
+        """Where the task's files (and shipped pools, in ``pools/``) are looked up."""
+        return Path(data_dir) if data_dir is not None else None
 
 
 @dataclass

@@ -66,32 +66,36 @@ def check_model_class(cls, base: type) -> None:
 
 
 def check_task_class(cls) -> None:
-    """A task class: required attributes of the right types and measures ir-measures parses."""
+    """A task class: its declaration (:class:`~statbench.taskinfo.TaskInfo`, or the class
+    attributes of an older plain task) is sound, its measures parse, it implements load()."""
+    from .taskinfo import check_info
+
     if not (isinstance(cls, type) and issubclass(cls, Task)):
         raise PluginError(f"{cls!r} must subclass statbench.api.Task")
     label = cls.__name__
-    for attr, kind in (("name", str), ("language", str), ("description", str), ("version", str),
-                       ("analyzer", str), ("depth", int), ("measures", tuple)):
-        if not hasattr(cls, attr):
-            raise PluginError(f"task class {label} has no {attr!r} attribute")
-        value = getattr(cls, attr)
-        if not isinstance(value, kind) or isinstance(value, bool):
-            raise PluginError(f"task class {label}: {attr} must be a {kind.__name__}, found {type(value).__name__}")
-    if not _NAME.match(cls.name):
-        raise PluginError(f"task class {label}: name {cls.name!r} must be letters, digits, '.', '_', '+', '-'")
-    if not re.fullmatch(r"[a-z]{2,3}(-[A-Za-z0-9]+)*", cls.language):
-        raise PluginError(f"task {cls.name}: language {cls.language!r} must be an ISO 639 code such as 'fr' or 'zh'")
-    if cls.depth < 1:
-        raise PluginError(f"task {cls.name}: depth must be >= 1, found {cls.depth}")
-    if not cls.measures:
-        raise PluginError(f"task {cls.name}: declares no measures")
-    check_measures(cls.name, cls.measures)
+    if cls.info is None:  # declared through class attributes: each must be there, typed
+        for attr, kind in (("name", str), ("language", str), ("description", str), ("version", str),
+                           ("analyzer", str), ("depth", int), ("measures", tuple)):
+            if not hasattr(cls, attr):
+                raise PluginError(f"task class {label} has no {attr!r} attribute")
+            value = getattr(cls, attr)
+            if not isinstance(value, kind) or isinstance(value, bool):
+                raise PluginError(f"task class {label}: {attr} must be a {kind.__name__}, found {type(value).__name__}")
+    info = cls.task_info()
+    problems = check_info(info)
+    if problems:
+        raise PluginError(f"task {info.name!r} ({label}): {problems[0]}")
+    check_measures(info.name, info.measures)
     if not callable(getattr(cls, "load", None)) or cls.load is Task.load:
-        raise PluginError(f"task {cls.name}: implements no load()")
+        raise PluginError(f"task {info.name}: implements no load()")
 
 
 def check_measures(owner: str, measures) -> None:
-    import ir_measures
+    """A task's measures: :class:`Measure` records with distinct labels, each naming an
+    ir-measures or a registered custom measure (:func:`statbench.measures.parse_measure`).
+    While plugins register, custom measures are not all known yet: the names are then
+    checked by the registry once every plugin has registered (statbench.plugins)."""
+    from .measures import checks_deferred, parse_measure
 
     labels = set()
     for measure in measures:
@@ -100,11 +104,13 @@ def check_measures(owner: str, measures) -> None:
         if measure.label in labels:
             raise PluginError(f"task {owner}: measure label {measure.label!r} declared twice")
         labels.add(measure.label)
+    if checks_deferred():
+        return
+    for measure in measures:
         try:
-            ir_measures.parse_measure(measure.ir_measure)
-        except Exception as exc:  # ir-measures raises assorted types for a bad name
-            raise PluginError(f"task {owner}: measure {measure.label!r}: ir-measures cannot parse "
-                              f"{measure.ir_measure!r} ({exc})") from None
+            parse_measure(measure.ir_measure)
+        except StatbenchError as exc:
+            raise PluginError(f"task {owner}: measure {measure.label!r}: {exc}") from None
 
 
 # --- what a task loaded --------------------------------------------------------------

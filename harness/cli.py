@@ -1,5 +1,12 @@
 """The ``statbench`` command line. Imports stay light here: models import their heavy
-dependencies only when they run, so ``statbench --help`` is fast."""
+dependencies only when they run, so ``statbench --help`` is fast.
+
+The core commands are defined here (``run``, ``evaluate``, ``list``, ``plugins``,
+``task``); every other command arrives through the ``register_commands(cli)`` hook, the
+built-in ones (``pool``, ``compare``, ``leaderboard``) exactly like a third party's: as
+plugins named in the ``statbench`` entry-point group. Plugin commands are collected when
+the command line is parsed (:func:`statbench.plugins.collect_commands`): a plugin may add
+commands, never replace a core command or another plugin's command."""
 
 from __future__ import annotations
 
@@ -12,24 +19,25 @@ from pathlib import Path
 import click
 
 from . import __version__
+from .console import make_console
 from .errors import StatbenchError, one_line
 
 log = logging.getLogger("statbench")
 
+#: key of the plugin command records in the root click context's ``meta``
+_PLUGIN_COMMANDS = "statbench.plugin_commands"
 
-def _console(stderr: bool = False):
-    from rich.console import Console
-
-    console = Console(stderr=stderr, highlight=False)
-    if not console.is_terminal:  # logs and CI: wide enough for a 5-fold score table
-        console.width = max(console.width, 140)
-    return console
+_console = make_console  # the old name, for code that imported it from here
 
 
 class _Group(click.Group):
     """Every failure ends as one line on stderr and exit code 2: a :class:`StatbenchError`
     says what is wrong with the input; an OS error names the path; anything else (a bug)
-    names its type, with the traceback in the log (``-v`` shows it)."""
+    names its type, with the traceback in the log (``-v`` shows it).
+
+    Commands are the core ones (``self.commands``) plus those plugins register, collected
+    once per invocation so that ``--help`` lists them and plugins installed since the last
+    invocation count."""
 
     def invoke(self, ctx):
         try:
@@ -49,7 +57,42 @@ class _Group(click.Group):
             _fail(ctx, f"{where}{exc.strerror or exc}", 2)
         except Exception as exc:  # noqa: BLE001 - never a raw traceback
             log.debug("traceback", exc_info=True)
+            owner = self.plugin_owner(ctx, ctx.invoked_subcommand)
+            if owner is not None:
+                _fail(ctx, f"command {ctx.invoked_subcommand!r} of plugin {owner.name!r} "
+                      f"({owner.distribution or 'in-process'}) failed: {one_line(exc)}", 2)
             _fail(ctx, f"unexpected {one_line(exc)} (a statbench bug: please report it with the output of -v)", 2)
+
+    def plugin_command_records(self, ctx) -> list[dict]:
+        """What each plugin's ``register_commands`` hook gave (collected once per invocation)."""
+        root = ctx.find_root()
+        if _PLUGIN_COMMANDS not in root.meta:
+            try:
+                from .plugins import collect_commands
+
+                root.meta[_PLUGIN_COMMANDS] = collect_commands(set(self.commands))
+            except Exception:  # noqa: BLE001 - the core commands must keep working whatever happens
+                log.debug("collecting plugin commands failed", exc_info=True)
+                root.meta[_PLUGIN_COMMANDS] = []
+        return root.meta[_PLUGIN_COMMANDS]
+
+    def _plugin_commands(self, ctx) -> dict[str, click.Command]:
+        return {name: cmd for record in self.plugin_command_records(ctx) for name, cmd in record["commands"].items()}
+
+    def plugin_owner(self, ctx, name: str | None):
+        """The PluginInfo of the plugin that registered command ``name`` (None for a core one)."""
+        if name is None or name in self.commands:
+            return None
+        return next((r["plugin"] for r in self.plugin_command_records(ctx) if name in r["commands"]), None)
+
+    def list_commands(self, ctx):
+        return sorted({*self.commands, *self._plugin_commands(ctx)})
+
+    def get_command(self, ctx, name):
+        # collected even for a core command: a plugin whose hook fails is then failed for
+        # every command alike (its tasks and models are dropped too)
+        plugin_commands = self._plugin_commands(ctx)
+        return self.commands.get(name) or plugin_commands.get(name)
 
 
 def _fail(ctx, message: str, code: int):
@@ -67,14 +110,15 @@ def cli(verbose: bool):
     from rich.logging import RichHandler
 
     if not log.handlers:
-        log.addHandler(RichHandler(console=_console(stderr=True), show_time=False, show_path=False))
+        log.addHandler(RichHandler(console=make_console(stderr=True), show_time=False, show_path=False))
     for handler in log.handlers:  # the console shows warnings unless -v; run.log gets every step
         handler.setLevel(logging.INFO if verbose else logging.WARNING)
     log.setLevel(logging.INFO)
 
 
 @cli.command()
-@click.option("--task", required=True, help="Task name (see `statbench list tasks`).")
+@click.option("--task", required=True,
+              help="Task name (see `statbench list tasks`), or beir:PATH for a folder in BEIR's layout.")
 @click.option("--model", help="First-stage retriever (see `statbench list models`).")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE", help="Retriever parameter; repeatable.")
 @click.option("--reranker", help="Reranker applied to the first stage or the pool.")
@@ -82,23 +126,30 @@ def cli(verbose: bool):
 @click.option("--pool", help="Rerank this frozen candidate pool of the task instead of running --model.")
 @click.option("--rerank-depth", type=click.IntRange(min=1), default=100, show_default=True,
               help="Candidates per query handed to the reranker.")
-@click.option("--split", "splits", multiple=True, help="Only these splits/folds (default: all).")
+@click.option("--split", "splits", multiple=True, help="Only these splits/folds (default: the protocol's).")
+@click.option("--protocol", help="A protocol of the task (see `statbench list tasks`) [default: the task's default].")
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), help="Folder holding the task's files.")
 @click.option("--output", type=click.Path(file_okay=False, path_type=Path),
               help="Where run.trec and results.json go [default: statbench-output/TASK/MODEL].")
 @click.option("--progress/--no-progress", default=True, help="Show progress bars.")
-def run(task, model, params, reranker, reranker_params, pool, rerank_depth, splits, data_dir, output, progress):
+def run(task, model, params, reranker, reranker_params, pool, rerank_depth, splits, protocol, data_dir, output, progress):
     """Run a model on a task, write a TREC run and a results JSON, print the scores."""
-    from .progress import progress_bars
-    from .runner import RunRequest, execute
+    from .console import progress_bars
+    from .runner import default_output_dir, execute, request_from_cli
     from .tables import print_scores
 
-    request = RunRequest(
-        task=task, model=model, params=list(params), reranker=reranker, reranker_params=list(reranker_params),
-        pool=pool, splits=list(splits) or None, data_dir=data_dir, output=output,
+    request = request_from_cli(  # --param strings become typed values here: the core never sees strings
+        task=task, model=model, params=params, reranker=reranker, reranker_params=reranker_params,
+        pool=pool, splits=splits, protocol=protocol, data_dir=data_dir, output=output,
         command=shlex.join(["statbench", *sys.argv[1:]]), rerank_depth=rerank_depth,
     )
-    console = _console()
+    if output is None and task.startswith("beir:"):  # statbench-output/beir-NAME/..., not the folder's path
+        import dataclasses
+
+        from .plugins import get_registry
+
+        request.output = default_output_dir(dataclasses.replace(request, task=get_registry().get("tasks", task).name))
+    console = make_console()
     with progress_bars(console, enabled=progress and console.is_terminal) as bars:
         outcome = execute(request, log, bars)
     print_scores(console, outcome.results)
@@ -108,53 +159,90 @@ def run(task, model, params, reranker, reranker_params, pool, rerank_depth, spli
 @cli.command()
 @click.argument("run_file", type=click.Path(path_type=Path))
 @click.option("--task", required=True, help="Task whose qrels and measures score the run.")
-@click.option("--split", "splits", multiple=True, help="Only these splits/folds (default: all).")
+@click.option("--split", "splits", multiple=True, help="Only these splits/folds (default: the protocol's).")
+@click.option("--protocol", help="A protocol of the task [default: the task's default].")
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
-def evaluate(run_file, task, splits, data_dir, as_json):
+def evaluate(run_file, task, splits, protocol, data_dir, as_json):
     """Score an existing TREC run file with the task's measures."""
-    from .runner import evaluate_run_file
+    from .evaluation import evaluate_run_file
     from .tables import print_scores
 
-    scores = evaluate_run_file(run_file, task, data_dir, list(splits) or None, log)
+    scores = evaluate_run_file(run_file, task, data_dir, list(splits) or None, log, protocol=protocol)
     if as_json:
         click.echo(json.dumps(scores, indent=2, ensure_ascii=False))
     else:
-        print_scores(_console(), scores)
+        print_scores(make_console(), scores)
 
 
 @cli.command(name="list")
-@click.argument("what", type=click.Choice(["tasks", "models", "all"]), default="all")
+@click.argument("what", type=click.Choice(["tasks", "models", "measures", "all"]), default="all")
 def list_(what):
     """List registered tasks and models."""
     from .plugins import get_registry
     from .tables import print_registry
 
-    print_registry(_console(), get_registry(), what)
+    print_registry(make_console(), get_registry(), what)
 
 
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
-def plugins(as_json):
+@click.pass_context
+def plugins(ctx, as_json):
     """List installed plugins, what each registers, and any that failed to load."""
     from .plugins import get_registry
     from .tables import print_plugins
 
+    records = cli.plugin_command_records(ctx)
     registry = get_registry()
+    for record in records:  # commands are shown with the rest of what a plugin registers
+        info = registry.plugins.setdefault(record["key"], record["plugin"])
+        if record["commands"]:
+            info.registered["commands"] = sorted(record["commands"])
+        if record["plugin"].error and not info.error:
+            info.error = record["plugin"].error
+    refused = {record["key"]: {name: f"{reason} ({_who(owner)})" if owner else reason
+                               for name, (reason, owner) in sorted(record["refused"].items())}
+               for record in records if record["refused"]}
     if as_json:
-        click.echo(json.dumps([p.as_dict() for p in registry.plugins.values()], indent=2))
-    else:
-        print_plugins(_console(), registry)
+        rows = []
+        for key, info in registry.plugins.items():
+            rows.append({**info.as_dict(), **({"refused_commands": refused[key]} if key in refused else {})})
+        click.echo(json.dumps(rows, indent=2))
+        return
+    from rich.markup import escape
+
+    console = make_console()
+    print_plugins(console, registry)
+    for key, names in refused.items():
+        for name, reason in names.items():
+            console.print("[yellow]warning:[/] " + escape(f"command {name!r} of {_who(registry.plugins[key])} was "
+                                                          f"refused: {reason}"))
 
 
-# --- commands defined in their own modules (one line each; those modules import lightly) ---
-from .pool_cli import pool as _pool  # noqa: E402
-cli.add_command(_pool)
-from .compare_cli import compare as _compare  # noqa: E402
-cli.add_command(_compare)
-from .leaderboard.cli import leaderboard as _leaderboard  # noqa: E402
-cli.add_command(_leaderboard)
-# (end of contributed commands)
+def _who(info) -> str:
+    return f"plugin {info.name!r} ({info.distribution or 'in-process'})"
+
+
+@cli.group()
+def task():
+    """Create task plugins (see docs/beir.md)."""
+
+
+@task.command(name="new")
+@click.argument("name")
+@click.option("--from-beir", "beir_path", required=True, type=click.Path(path_type=Path),
+              help="A folder in BEIR's layout (corpus.jsonl, queries.jsonl, qrels/*.tsv).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+              show_default=True, help="Folder the distribution folder statbench-task-NAME is written into.")
+def task_new(name, beir_path, out_dir):
+    """Write an installable task plugin NAME (pyproject, JSON definition, loader, README,
+    test) for the BEIR-format folder BEIR_PATH; `pip install -e` it to use --task NAME."""
+    from .scaffold import scaffold_from_beir
+
+    folder = scaffold_from_beir(name, beir_path, out_dir, log)
+    click.echo(f"wrote {folder}")
+    click.echo(f"next: pip install -e {folder} && statbench run --task {name} --model bm25 --data-dir {beir_path}")
 
 
 def main():

@@ -16,16 +16,21 @@ from pathlib import Path
 
 import click
 
+from .hookspecs import hookimpl
+
 log = logging.getLogger("statbench")
 
 
-def _scores_of(path: Path, task: str | None, data_dir, splits) -> tuple[dict, str]:
-    """(results-like dict with measures and per_query, task name) for one input."""
+def _scores_of(path: Path, task: str | None, data_dir, splits):
+    """(scores, task name) for one input: the :class:`~statbench.results.Results` of a
+    results JSON, or the :class:`~statbench.results.RunScores` of a TREC run."""
     if path.suffix == ".json":
         from statbench.leaderboard.collect import load_checked
 
-        results = load_checked(path)
-        name = results["task"]["name"]
+        from .results import Results
+
+        results = Results.from_json(load_checked(path))
+        name = results.task.name
         if task and task != name:
             from .errors import StatbenchError
 
@@ -35,9 +40,38 @@ def _scores_of(path: Path, task: str | None, data_dir, splits) -> tuple[dict, st
         from .errors import StatbenchError
 
         raise StatbenchError(f"{path}: a TREC run needs --task to be scored")
-    from .runner import evaluate_run_file
+    from .evaluation import evaluate_run_file
+    from .results import RunScores
 
-    return evaluate_run_file(path, task, data_dir, splits, log), task
+    return RunScores.part_of(evaluate_run_file(path, task, data_dir, splits, log)), task
+
+
+def _measure_label(scores, wanted: str) -> str:
+    """The label ``--measure`` names: a label the scores report, or a measure string
+    (ir-measures or custom) one of their measures spells, or means once parsed by
+    statbench.measures.parse_measure (``F(beta=2)@10`` finds a measure reported as
+    ``F2@10``). Anything else is returned as given, for per_query_measure to refuse
+    with the labels there are."""
+    from .errors import StatbenchError
+    from .measures import parse_measure
+    from .results import as_scores
+
+    measures = as_scores(scores).measures
+    if any(m.label == wanted for m in measures):
+        return wanted
+    same = [m.label for m in measures if m.ir_measure == wanted]
+    if not same:
+        try:
+            parsed = parse_measure(wanted)
+        except StatbenchError:
+            return wanted
+        for m in measures:
+            try:
+                if parse_measure(m.ir_measure) == parsed:
+                    same.append(m.label)
+            except StatbenchError:  # a custom measure whose plugin is not installed: spelling only
+                continue
+    return same[0] if same else wanted
 
 
 @click.command()
@@ -58,19 +92,25 @@ def compare(run_a, run_b, task, measure, splits, data_dir, alpha, as_json):
     results JSON files."""
     from .errors import StatbenchError
     from .plugins import get_registry
+    from .results import Results
     from .significance import compare_to_baseline, format_p, per_query_measure, primary_measure, query_set_difference
 
     a, task_a = _scores_of(run_a, task, data_dir, list(splits) or None)
     b, task_b = _scores_of(run_b, task or task_a, data_dir, list(splits) or None)
     if task_a != task_b:
         raise StatbenchError(f"the inputs are results of different tasks: {task_a!r} and {task_b!r}")
-    checksums = [r.get("task", {}).get("data_checksum") for r in (a, b)]
+    checksums = [r.task.data_checksum if isinstance(r, Results) else None for r in (a, b)]
     if None not in checksums and checksums[0] != checksums[1]:
         raise StatbenchError(f"{run_a} and {run_b} were scored on different data of task {task_a!r} "
                              f"(data checksums {checksums[0][:12]} and {checksums[1][:12]}): not comparable")
-    labels = [m["label"] for m in a["measures"]]
-    entry = get_registry().tasks.get(task_a)
-    measure = measure or primary_measure(task_a, labels, entry.cls if entry else None)
+    labels = a.labels
+    try:
+        entry = get_registry().get("tasks", task_a)
+    except StatbenchError:  # results of a task not installed here: compared without its declaration
+        entry = None
+    if measure:
+        measure = _measure_label(a, measure)
+    measure = measure or primary_measure(task_a, labels, entry.cls.task_info() if entry else None)
     scores_a = per_query_measure(a, measure, str(run_a))
     scores_b = per_query_measure(b, measure, str(run_b))
     problem = query_set_difference(scores_a, scores_b, (f"A ({run_a})", f"B ({run_b})"))
@@ -98,3 +138,9 @@ def compare(run_a, run_b, task, measure, splits, data_dir, alpha, as_json):
         f"  at alpha = {alpha:g}: {verdict}",
     ]
     click.echo("\n".join(lines))
+
+
+@hookimpl
+def register_commands(cli):
+    """A built-in plugin: ``compare`` registers like a third party's command."""
+    cli.add_command(compare)

@@ -27,7 +27,9 @@ from ir_datasets.indices.base import Docstore
 
 from .api import TaskData
 from .errors import StatbenchError, UnknownNameError
+from .checks import check_task_data
 from .plugins import get_registry
+from .pools import attach_pools
 
 PREFIX = "statbench"
 POOL_SUFFIX = "-pool"
@@ -54,9 +56,17 @@ class _Source:
     def task(self):
         return get_registry().get("tasks", self.task_name).cls()
 
+    @property
+    def info(self):
+        return get_registry().get("tasks", self.task_name).cls.task_info()
+
     def data(self) -> TaskData:
         if self._data is None:
-            self._data = self.task.load(self.data_dir, log)
+            task = self.task
+            data = task.load(self.data_dir, log)
+            check_task_data(self.task_name, data)
+            attach_pools(self.task_name, data, task.data_folder(self.data_dir), log)
+            self._data = data
         return self._data
 
     def subset(self, name: str | None) -> list[str]:
@@ -65,7 +75,7 @@ class _Source:
         data = self.data()
         if name is None:
             return list(data.queries)
-        splits = {s.name: s for s in [*data.splits, *data.extra_splits]}
+        splits = {s.name: s for s in data.all_splits()}
         if name in splits:
             return list(splits[name].test)
         if name == "train":
@@ -137,7 +147,7 @@ class _Qrels(BaseQrels):
                 yield GenericQrel(qid, doc_id, grade)
 
     def qrels_defs(self):
-        return {int(k): v for k, v in self._source.task.definition.get("relevance", {}).items()}
+        return dict(self._source.info.relevance)
 
 
 class _ScoredDocs(BaseScoredDocs):
@@ -156,7 +166,7 @@ class _ScoredDocs(BaseScoredDocs):
                 yield GenericScoredDoc(qid, doc_id, score)
 
     def scoreddocs_path(self):
-        return self._source.data().pool_info[self._pool]["path"]
+        return self._source.data().pools.info[self._pool]["path"]
 
 
 _sources: dict[str, _Source] = {}
@@ -172,11 +182,13 @@ def _dataset(source: _Source, subset: str | None = None, pool: str | None = None
 
 
 def dataset_names(task_cls) -> list[str]:
-    """The names registered for one task, from its definition (no data is loaded)."""
-    name = task_cls.name
-    definition = getattr(task_cls, "definition", {})
-    subsets = list(definition.get("splits", {}).get("subsets", {}))
-    pools = list(definition.get("pools", {}))
+    """The names registered for one task, from its declaration (no data is loaded): one per
+    split of its protocols and per declared training set, one per declared pool."""
+    info = task_cls.task_info()
+    name = info.name
+    subsets = list(dict.fromkeys([*(s for p in info.protocols for s in p.splits), *info.sizes]))
+    subsets = [s for s in subsets if s != "corpus"]
+    pools = [p.name for p in info.pools]
     return [f"{PREFIX}/{name}", *(f"{PREFIX}/{name}/{s}" for s in subsets),
             *(f"{PREFIX}/{name}/{p}{POOL_SUFFIX}" for p in pools)]
 

@@ -36,11 +36,11 @@ from importlib.metadata import entry_points
 import pluggy
 
 from . import hookspecs
-from .errors import StatbenchError, UnknownNameError
+from .errors import StatbenchError, UnknownNameError, one_line
 
 ENTRY_POINT_GROUP = "statbench"
 KILL_SWITCH = "STATBENCH_LOAD_PLUGINS"
-KINDS = ("tasks", "retrievers", "rerankers")
+KINDS = ("tasks", "retrievers", "rerankers", "measures")
 #: The distribution whose registrations win a name clash (see the module docstring).
 BUILTIN_DISTRIBUTION = "statbench"
 
@@ -95,13 +95,21 @@ class Registry:
     tasks: dict[str, Registered] = field(default_factory=dict)
     retrievers: dict[str, Registered] = field(default_factory=dict)
     rerankers: dict[str, Registered] = field(default_factory=dict)
+    #: custom measures (statbench.measures), used exactly like ir-measures names
+    measures: dict[str, Registered] = field(default_factory=dict)
     #: (kind, name) -> every provider of a name registered more than once, the chosen first.
     clashes: dict[tuple[str, str], list[Registered]] = field(default_factory=dict)
 
     def get(self, kind: str, name: str) -> Registered:
         """The entry for a plain name (clashes resolved by the documented rule, with a
-        warning) or a qualified ``DIST:NAME`` (exactly that provider)."""
+        warning) or a qualified ``DIST:NAME`` (exactly that provider). A task named
+        ``beir:PATH`` is the folder PATH in BEIR's layout (:mod:`statbench.beir`); for tasks
+        this prefix wins over a distribution called ``beir``."""
         table = getattr(self, kind)
+        if kind == "tasks" and name.startswith("beir:"):  # a folder in BEIR's layout, no code
+            from .beir import resolve
+
+            return resolve(name[len("beir:"):])
         if ":" in name:
             dist, _, plain = name.rpartition(":")
             for entry in self.providers(kind, plain):
@@ -251,17 +259,50 @@ def _build_registry() -> Registry:
                 order.append(impl.plugin_name)
     # Each plugin's hooks run on their own: what it registers is attributed to it, one that
     # fails does not stop the others, and a plugin is registered whole or not at all.
-    for plugin_name in order:
-        info = registry.plugins[plugin_name]
-        if info.error or plugin_name not in impls:
-            continue
-        pending: list[tuple[str, Registered]] = []
-        for kind, impl in impls[plugin_name]:
-            with _guarded(info, f"registering {kind}"):
-                impl.function(register=_registrar(kind, info, pending))
-            if info.error:
-                break
-        if not info.error:
+    from .measures import deferred_checks
+
+    registered: dict[str, list[tuple[str, Registered]]] = {}
+    with deferred_checks():  # a task's measures may come from a plugin not registered yet
+        for plugin_name in order:
+            info = registry.plugins[plugin_name]
+            if info.error or plugin_name not in impls:
+                continue
+            pending: list[tuple[str, Registered]] = []
+            for kind, impl in impls[plugin_name]:
+                with _guarded(info, f"registering {kind}"):
+                    impl.function(register=_registrar(kind, info, pending))
+                if info.error:
+                    break
+            if not info.error:
+                registered[plugin_name] = pending
+    # The deferred part of the task checks, now that every plugin registered its measures:
+    # each measure a task declares must name an ir-measures measure or a registered custom
+    # one. A task that fails marks its plugin failed (whole, as at registration); that
+    # plugin's measures are then withdrawn, so the check runs again until nothing fails.
+    from .checks import check_measures
+    from .measures import resolving_with
+
+    failed = True
+    while failed:
+        known = Registry()
+        for plugin_name, pending in registered.items():
+            if not registry.plugins[plugin_name].error:
+                for entry in (e for kind, e in pending if kind == "measures"):
+                    if entry.name in known.measures:
+                        known.clashes.setdefault(("measures", entry.name), [known.measures[entry.name]]).append(entry)
+                    else:
+                        known.measures[entry.name] = entry
+        failed = False
+        with resolving_with(known):
+            for plugin_name, pending in registered.items():
+                info = registry.plugins[plugin_name]
+                for cls in dict.fromkeys(e.cls for kind, e in pending if kind == "tasks" and not info.error):
+                    with _guarded(info, "registering tasks"):
+                        declared = cls.task_info()
+                        check_measures(declared.name, declared.measures)
+                    failed = failed or bool(info.error)
+    for plugin_name, pending in registered.items():
+        if not registry.plugins[plugin_name].error:
             for kind, entry in pending:
                 _add(registry, kind, entry)
     return registry
@@ -274,6 +315,10 @@ def _registrar(kind: str, info: PluginInfo, pending: list):
     def register(cls, *, aliases: tuple[str, ...] = ()) -> None:
         if kind == "tasks":
             check_task_class(cls)
+        elif kind == "measures":
+            from .measures import check_measure_class
+
+            check_measure_class(cls)
         else:
             check_model_class(cls, Retriever if kind == "retrievers" else Reranker)
         for name in (cls.name, *aliases):
@@ -295,3 +340,67 @@ def _add(registry: Registry, kind: str, entry: Registered) -> None:
     # plugins are added in load order, built-ins first: the first provider keeps the name
     _log.info("%s %r is also registered by %s; %s keeps the plain name", kind[:-1], entry.name, entry.qualified,
               clash[0].qualified)
+
+
+def call_plugin(entry: Registered, stage: str, fn):
+    """Call plugin code. A :class:`StatbenchError` it raises is its own clear message;
+    anything else (``SystemExit`` included) becomes one line naming the plugin."""
+    try:
+        return fn()
+    except (StatbenchError, KeyboardInterrupt):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a plugin must never take over the CLI
+        logging.getLogger("statbench").debug("plugin traceback", exc_info=True)
+        from .api import Task
+
+        kind = "task" if isinstance(entry.cls, type) and issubclass(entry.cls, Task) else "model"
+        from .checks import PluginError
+
+        raise PluginError(f"{kind} {entry.name!r} ({entry.qualified}) failed while {stage}: "
+                          f"{one_line(exc)}") from exc
+
+
+def collect_commands(reserved) -> list[dict]:
+    """Call each plugin's ``register_commands(cli)`` hook, in load order (built-ins first),
+    each with a click group of its own, and settle the names its commands take.
+
+    A command is refused, never added, when its name is ``reserved`` (the core commands),
+    was taken by an earlier plugin, or is not a plain name. A hook that raises (``SystemExit``
+    included) marks its plugin failed; for an installed plugin the failure is kept on its
+    :class:`PluginInfo`, so the registry drops whatever else it registers, as for any other
+    hook. One record per plugin implementing the hook: ``{"key", "plugin" (PluginInfo),
+    "commands": {name: command}, "refused": {name: (reason, owner PluginInfo | None)}}``."""
+    import re
+
+    import click
+
+    name_ok = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    infos = load_entry_points()
+    impls = {impl.plugin_name: impl for impl in pm.hook.register_commands.get_hookimpls()}
+    order = [key for key in infos if key in impls] + [key for key in impls if key not in infos]
+    owners: dict[str, PluginInfo] = {}
+    records = []
+    for key in order:
+        impl = impls[key]
+        info = infos.get(key) or PluginInfo(name=key, module=getattr(impl.plugin, "__name__", repr(impl.plugin)))
+        record = {"key": key, "plugin": info, "commands": {}, "refused": {}}
+        records.append(record)
+        if info.error:
+            continue
+        staging = click.Group(name="statbench")
+        with _guarded(info, "registering commands"):
+            impl.function(cli=staging)
+        if info.error:
+            reset_registry()  # a registry built before this failure was known would still hold the plugin
+            continue
+        for name, command in staging.commands.items():
+            if not isinstance(command, click.Command) or not isinstance(name, str) or not name_ok.match(name):
+                record["refused"][str(name)] = ("not a click command with a plain name", None)
+            elif name in reserved:
+                record["refused"][name] = ("a built-in command of statbench has that name", None)
+            elif name in owners:
+                record["refused"][name] = ("another plugin registered a command of that name first", owners[name])
+            else:
+                owners[name] = info
+                record["commands"][name] = command
+    return records

@@ -1,4 +1,6 @@
-"""``statbench pool``: build and list frozen candidate pools (see :mod:`statbench.pools`)."""
+"""``statbench pool``: build and list frozen candidate pools (see :mod:`statbench.pools`).
+
+A built-in plugin: registered through the ``register_commands`` hook like a third party's."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ import sys
 from pathlib import Path
 
 import click
+
+from .hookspecs import hookimpl
 
 log = logging.getLogger("statbench")
 
@@ -27,11 +31,10 @@ def pool():
 @click.option("--progress/--no-progress", default=True, help="Show progress bars.")
 def build(task, retriever, params, name, depth, data_dir, progress):
     """Run a retriever on every query and freeze its top DEPTH as a checksummed pool."""
-    from .cli import _console
+    from .console import make_console, progress_bars
     from .pools import build_pool
-    from .progress import progress_bars
 
-    console = _console()
+    console = make_console()
     command = shlex.join(["statbench", *sys.argv[1:]]) if sys.argv[1:2] == ["pool"] else ""
     with progress_bars(console, enabled=progress and console.is_terminal) as bars:
         path, meta = build_pool(task, retriever, list(params), name, depth, data_dir, log, bars, command)
@@ -49,17 +52,18 @@ def list_(task, data_dir):
     from rich.table import Table
 
     from .checksum import file_sha256
-    from .cli import _console
+    from .console import make_console
     from .dataio import read_json
     from .plugins import get_registry
     from .pools import pool_files, sidecar_path
 
     entry = get_registry().get("tasks", task)
     folder = entry.cls().data_folder(data_dir) if hasattr(entry.cls, "data_folder") else data_dir
+    name_of_task = entry.cls.task_info().name  # the name runs look pools up by (not DIST:NAME or beir:PATH)
     table = Table(title=f"pools of {task}")
     for column in ("name", "file", "retriever", "depth", "status"):
         table.add_column(column)
-    for name, path in sorted(pool_files(task, folder).items()):
+    for name, path in sorted(pool_files(name_of_task, folder).items()):
         side = sidecar_path(path)
         if not side.is_file():
             table.add_row(name, str(path), "?", "?", "[yellow]no sidecar (unverified)")
@@ -69,4 +73,9 @@ def list_(task, data_dir):
         retriever = (meta.get("retriever") or {}).get("name", "?")
         table.add_row(name, str(path), retriever, str(meta.get("depth", "?")),
                       "[green]ok" if ok else "[red]checksum mismatch")
-    _console().print(table)
+    make_console().print(table)
+
+
+@hookimpl
+def register_commands(cli):
+    cli.add_command(pool)

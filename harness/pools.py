@@ -125,35 +125,38 @@ class Pools(Mapping):
 
 
 def attach_pools(task_name: str, data, data_folder: Path | None, log: logging.Logger) -> None:
-    """Fill ``data.pools`` and ``data.pool_info`` from the pool files found."""
-    pools = Pools(task_name, pool_files(task_name, data_folder), data.corpus, data.queries, data.checksum, log)
-    data.pools = pools
-    data.pool_info = pools.info
+    """Fill ``data.pools`` from the pool files found (the runner does this after every
+    load, for every task: pools built with ``statbench pool build`` and pools shipped in
+    the data folder's ``pools/``)."""
+    data.pools = Pools(task_name, pool_files(task_name, data_folder), data.corpus, data.queries, data.checksum, log)
 
 
 def build_pool(task_name: str, retriever: str, params, name: str | None, depth: int, data_dir: Path | None,
                log: logging.Logger, progress, command: str = "") -> tuple[Path, dict]:
     """Run ``retriever`` on every query of the task (through the runner, so its cache is
-    reused) and freeze the top ``depth`` per query as pool ``name`` in the cache."""
+    reused) and freeze the top ``depth`` per query as pool ``name`` in the cache.
+    ``params``: typed values, or ``--param KEY=VALUE`` strings (parsed here)."""
     from .plugins import get_registry
-    from .runner import RunRequest, execute
+    from .runner import RunRequest, execute, parse_model_params
 
-    task = get_registry().get("tasks", task_name).cls()
+    entry = get_registry().get("tasks", task_name)
+    task = entry.cls()
     get_registry().get("retrievers", retriever)
     if depth > task.depth:
         raise StatbenchError(f"--depth {depth} exceeds the run depth of task {task_name} ({task.depth})")
     name = name or retriever
     if not name.replace("-", "").replace("_", "").isalnum():
         raise StatbenchError(f"pool name {name!r}: use letters, digits, '-' and '_' only")
-    folder = cache_pool_dir(task_name)
+    folder = cache_pool_dir(entry.cls.task_info().name)  # where runs look pools up (not the --task spelling)
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".build-", dir=folder) as tmp:
-        request = RunRequest(task=task_name, model=retriever, params=params, data_dir=data_dir, output=Path(tmp),
+        typed = dict(params) if isinstance(params, Mapping) else parse_model_params("retrievers", retriever, params)
+        request = RunRequest(task=task_name, model=retriever, params=typed, data_dir=data_dir, output=Path(tmp),
                              command=command)
         outcome = execute(request, log, progress)
         rankings = {qid: ranking[:depth] for qid, ranking in read_run(outcome.run_path).items()}
     path = folder / f"{name}{POOL_SUFFIX}"
-    results = outcome.results
+    results = outcome.record
     write_run(path, rankings, f"pool-{name}")
     meta = {
         "name": name,
@@ -161,14 +164,14 @@ def build_pool(task_name: str, retriever: str, params, name: str | None, depth: 
         "sha256": file_sha256(path),
         "depth": depth,
         "n_queries": len(rankings),
-        "retriever": {k: results["model"][k] for k in ("name", "version", "params")},
-        "data_checksum": results["task"]["data_checksum"],
+        "retriever": {"name": results.model.name, "version": results.model.version, "params": results.model.params},
+        "data_checksum": results.task.data_checksum,
         "command": command or shlex.join(
             ["statbench", "pool", "build", "--task", task_name, "--retriever", retriever, "--name", name,
              "--depth", str(depth)]
         ),
         "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
-        "first_stage_scores": results["all_queries"],
+        "first_stage_scores": results.all_queries,
     }
     write_json(sidecar_path(path), meta)
     return path, meta

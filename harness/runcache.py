@@ -14,11 +14,12 @@ import hashlib
 import json
 from pathlib import Path
 
-from .api import Document, Split, Task, TaskData
+from .api import Document, Split, TaskData
 from .cache import CacheEntry
 from .checksum import config_key
 from .paths import cache_root
 from .plugins import Registered
+from .taskinfo import TaskInfo
 
 RUN_FORMAT_VERSION = "2"
 
@@ -48,7 +49,7 @@ def queries_checksum(data: TaskData) -> str:
     return digest.hexdigest()
 
 
-def task_identity(entry: Registered, task: Task, data: TaskData) -> dict:
+def task_identity(entry: Registered, task: TaskInfo, data: TaskData) -> dict:
     """Everything about the task that changes what a model sees or learns from."""
     return {
         "task": task.name,

@@ -9,35 +9,52 @@ Everything a plugin returns is checked (checks.py) before it is cached or writte
 anything a plugin raises stops the run with one line naming it. The output set (run,
 qrels, results, log) is staged and swapped in as a unit once everything is scored
 (outputs.py): a failed or killed run leaves the previous outputs exactly as they were.
+
+:class:`Run` holds the parts (resolve, load, rank, score, record, write); :func:`execute`
+is the one-call form. Requests carry typed parameters only: ``--param`` strings are parsed
+by :func:`request_from_cli` / :func:`parse_model_params` before a request is made.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
+import dataclasses
 import logging
 import platform
 import shlex
 import sys
 import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
+from typing import Any
 
-from . import __version__
 from .api import Ranking, Reranker, Retriever, RunContext, Split, Task, TaskData
 from .atomic import write_json, write_text
 from .cache import CacheEntry, take_events
-from .checks import PluginError, check_rankings, check_task_data
+from .checks import check_rankings, check_task_data
 from .checksum import file_sha256
 from .dataio import read_json
-from .errors import StatbenchError, UnknownNameError, one_line
-from .evaluation import mean_scores, over_splits, per_query_scores
+from .errors import StatbenchError, UnknownNameError
+from .evaluation import score_splits
 from .outputs import OutputSet
 from .params import parse_params
 from .paths import cache_root
-from .plugins import Registered, get_registry
-from .results import write_results
+from .plugins import Registered, call_plugin, get_registry
+from .pools import attach_pools
+from .results import (
+    CacheInvalid,
+    ModelRecord,
+    PluginRecord,
+    Results,
+    RunFile,
+    RunScores,
+    TaskRecord,
+    write_results,
+)
 from .runcache import identity_checksum, model_cache_dir, split_run_entry, task_identity
 from .runfile import order_ranking, read_run, write_qrels, write_run
+from .splits import select_splits
 
 DEFAULT_RERANK_DEPTH = 100
 
@@ -46,12 +63,15 @@ DEFAULT_RERANK_DEPTH = 100
 class RunRequest:
     task: str
     model: str | None = None
-    #: a dict of typed values, or ``KEY=VALUE`` strings as given on the command line
-    params: dict | list[str] = field(default_factory=dict)
+    #: typed parameter values (``--param KEY=VALUE`` strings are parsed before a request is
+    #: made: :func:`request_from_cli`, :func:`parse_model_params`)
+    params: dict[str, Any] = field(default_factory=dict)
     reranker: str | None = None
-    reranker_params: dict | list[str] = field(default_factory=dict)
+    reranker_params: dict[str, Any] = field(default_factory=dict)
     pool: str | None = None
     splits: list[str] | None = None
+    #: a protocol of the task (its default when neither this nor ``splits`` is given)
+    protocol: str | None = None
     data_dir: Path | None = None
     output: Path | None = None
     command: str = ""
@@ -60,9 +80,49 @@ class RunRequest:
 
 @dataclass
 class RunOutcome:
-    results: dict
+    #: the results record (what results.json holds, typed)
+    record: Results
     results_path: Path
     run_path: Path
+
+    @cached_property
+    def results(self) -> dict:
+        """The results as results.json holds them (JSON form); read fields from :attr:`record`."""
+        return self.record.to_json()
+
+
+def parse_model_params(kind: str, name: str | None, items: Iterable[str]) -> dict[str, Any]:
+    """``--param KEY=VALUE`` strings for the registered model ``name`` of ``kind``
+    (``"retrievers"`` or ``"rerankers"``) -> typed, checked values, before any work. Strings
+    with no model to take them are refused (they would be ignored)."""
+    items = list(items)
+    if name is None:
+        if items:
+            flag, owner = ("--param", "--model") if kind == "retrievers" else ("--reranker-param", "--reranker")
+            raise StatbenchError(f"{flag} {items[0]!r}: no {owner} to take it")
+        return {}
+    entry = get_registry().get(kind, name)
+    return parse_params(items, entry.cls.default_params, entry.name)
+
+
+def request_from_cli(*, task: str, model: str | None = None, params: Iterable[str] = (), reranker: str | None = None,
+                     reranker_params: Iterable[str] = (), pool: str | None = None, splits: Iterable[str] = (),
+                     protocol: str | None = None, data_dir: Path | None = None, output: Path | None = None,
+                     command: str = "", rerank_depth: int = DEFAULT_RERANK_DEPTH) -> RunRequest:
+    """The request of ``statbench run``: its ``--param``/``--reranker-param`` strings parsed
+    into typed values (the core only ever sees those). Names are looked up first, in the
+    order the runner checks them: the task, the model, the reranker."""
+    registry = get_registry()
+    registry.get("tasks", task)
+    for kind, name in (("retrievers", model), ("rerankers", reranker)):
+        if name is not None:
+            registry.get(kind, name)
+    return RunRequest(
+        task=task, model=model, params=parse_model_params("retrievers", model, params),
+        reranker=reranker, reranker_params=parse_model_params("rerankers", reranker, reranker_params),
+        pool=pool, splits=list(splits) or None, protocol=protocol, data_dir=data_dir, output=output,
+        command=command, rerank_depth=rerank_depth,
+    )
 
 
 class _ListHandler(logging.Handler):
@@ -75,90 +135,191 @@ class _ListHandler(logging.Handler):
 
 
 def default_output_dir(request: RunRequest) -> Path:
+    """``statbench-output/TASK/MODEL[+RERANKER]``, plus ``@PROTOCOL`` or ``@SPLITS`` when the
+    run is not the task's default protocol, so runs of two protocols never overwrite each
+    other."""
     tag = request.model or f"pool-{request.pool}"
     if request.reranker:
         tag += f"+{request.reranker}"
-    return Path("statbench-output") / request.task / tag
+    if request.protocol:
+        tag += f"@{request.protocol}"
+    elif request.splits:
+        tag += "@" + ",".join(request.splits)
+    return Path("statbench-output") / request.task.replace(":", "_").replace("/", "_") / tag.replace("/", "_")
 
 
 def execute(request: RunRequest, log: logging.Logger, progress) -> RunOutcome:
-    """Validate the request, run it split by split (with caching), score it, write outputs."""
-    registry = get_registry()
-    task_entry = registry.get("tasks", request.task)
-    if request.model is None and request.pool is None:
-        raise StatbenchError("give a first stage: --model NAME, or --pool NAME to rerank a frozen pool")
-    model_entry = registry.get("retrievers", request.model) if request.model else None
-    reranker_entry = registry.get("rerankers", request.reranker) if request.reranker else None
-    task: Task = plugin_call(task_entry, "starting", task_entry.cls)
-    retriever: Retriever | None = _instantiate(model_entry, request.params) if model_entry else None
-    reranker: Reranker | None = _instantiate(reranker_entry, request.reranker_params) if reranker_entry else None
-    outputs = OutputSet(Path(request.output) if request.output else default_output_dir(request))
-    outputs.check()  # before any work: an unwritable --output must not cost a whole run
+    """Run ``request`` (see :class:`Run`): validate, rank split by split (with caching),
+    score, write the outputs."""
+    return Run(_typed_params(request), log, progress).execute()
 
-    collector = _ListHandler()
-    log.addHandler(collector)
-    take_events()  # invalid cache entries met from here on are recorded in the results
-    try:
-        timings: dict[str, float] = {}
-        started = time.perf_counter()
-        data = _timed(timings, "load", lambda: plugin_call(task_entry, "loading", lambda: task.load(request.data_dir, log)))
+
+def _typed_params(request: RunRequest) -> RunRequest:
+    """``request`` with ``KEY=VALUE`` string lists (as callers made them before
+    :func:`request_from_cli`) parsed into typed values; typed dicts pass unchanged."""
+    if isinstance(request.params, Mapping) and isinstance(request.reranker_params, Mapping):
+        return request
+    typed = request_from_cli(
+        task=request.task, model=request.model, reranker=request.reranker,
+        params=() if isinstance(request.params, Mapping) else request.params,
+        reranker_params=() if isinstance(request.reranker_params, Mapping) else request.reranker_params,
+    )
+    return dataclasses.replace(
+        request,
+        params=request.params if isinstance(request.params, Mapping) else typed.params,
+        reranker_params=request.reranker_params if isinstance(request.reranker_params, Mapping)
+        else typed.reranker_params,
+    )
+
+
+class Run:
+    """One run of a :class:`RunRequest`, in parts:
+
+    - construction (:meth:`__init__`): names resolved, models built from their typed
+      parameters, the output folder checked: all before any work;
+    - :meth:`load`: the task's data, checked, with its pools, identity and splits;
+    - :meth:`rank`: each split's rankings, from the cache or computed (``_SplitRunner``);
+    - :meth:`score`: the rankings scored (``evaluation.score_splits``) as :class:`RunScores`;
+    - :meth:`record`: the scores plus provenance as :class:`Results` (``Results.build``);
+    - :meth:`write`: run, qrels, results and log staged and swapped in as a unit;
+    - :meth:`execute`: all of the above, with the run's log collected and timed.
+    """
+
+    def __init__(self, request: RunRequest, log: logging.Logger, progress):
+        for name in ("params", "reranker_params"):
+            if not isinstance(getattr(request, name), Mapping):
+                raise TypeError(f"RunRequest.{name} must be a dict of typed values, not "
+                                f"{type(getattr(request, name)).__name__} (parse --param strings with "
+                                "request_from_cli or parse_model_params)")
+        self.request, self.log, self.progress = request, log, progress
+        registry = get_registry()
+        self.task_entry = registry.get("tasks", request.task)
+        if request.model is None and request.pool is None:
+            raise StatbenchError("give a first stage: --model NAME, or --pool NAME to rerank a frozen pool")
+        self.model_entry = registry.get("retrievers", request.model) if request.model else None
+        self.reranker_entry = registry.get("rerankers", request.reranker) if request.reranker else None
+        self.task: Task = call_plugin(self.task_entry, "starting", self.task_entry.cls)
+        self.info = self.task_entry.cls.task_info()
+        self.retriever: Retriever | None = _instantiate(self.model_entry, request.params) if self.model_entry else None
+        self.reranker: Reranker | None = (_instantiate(self.reranker_entry, request.reranker_params)
+                                          if self.reranker_entry else None)
+        self.outputs = OutputSet(Path(request.output) if request.output else default_output_dir(request))
+        self.outputs.check()  # before any work: an unwritable --output must not cost a whole run
+        self.timings: dict[str, float] = {}
+        self.data: TaskData | None = None
+        self.identity: dict = {}
+        self.splits: list[Split] = []
+        self.cache_hits: dict[str, str] = {}
+        self.cached_throughput: dict[str, float] = {}
+        self.cache_invalid: list[CacheInvalid] = []
+
+    def execute(self) -> RunOutcome:
+        collector = _ListHandler()
+        self.log.addHandler(collector)
+        take_events()  # invalid cache entries met from here on are recorded in the results
+        try:
+            started = time.perf_counter()
+            self.load()
+            rankings = self.rank()
+            scores = self.score(rankings)
+            self.timings["total"] = time.perf_counter() - started
+            self.cache_invalid = [CacheInvalid.from_json(event.as_dict()) for event in take_events()]
+            return self.write(rankings, scores, collector.lines)
+        finally:
+            self.log.removeHandler(collector)
+
+    def load(self) -> None:
+        request, info, task, log = self.request, self.info, self.task, self.log
+        data = _timed(self.timings, "load", lambda: call_plugin(
+            self.task_entry, "loading", lambda: task.load(request.data_dir, log)))
         check_task_data(task.name, data)
-        identity = task_identity(task_entry, task, data)
-        log.info("%s: %d documents, %d queries, %d judged (data sha256 %s), loaded in %.1f s", task.name,
-                 len(data.corpus), len(data.queries), len(data.qrels), data.checksum[:16], timings["load"])
+        attach_pools(info.name, data, task.data_folder(request.data_dir), log)
+        self.identity = task_identity(self.task_entry, info, data)
+        log.info("%s: %d documents, %d queries, %d judged (data sha256 %s), loaded in %.1f s", info.name,
+                 len(data.corpus), len(data.queries), len(data.qrels), data.checksum[:16], self.timings["load"])
         if request.pool is not None and request.pool not in data.pools:
-            raise UnknownNameError(f"pool of task {task.name}", request.pool, data.pools)
-        splits = _select_splits(data, request.splits, task.name)
-        run = _SplitRunner(task, data, identity_checksum(identity), request, task_entry, model_entry, retriever,
-                           reranker_entry, reranker, timings, log, progress)
-        rankings: dict[str, Ranking] = {}
-        for split in splits:
-            rankings.update(run.split(split))
-        t0 = time.perf_counter()
-        results = _score(task, data, splits, rankings)
-        timings["evaluate"] = time.perf_counter() - t0
-        timings["total"] = time.perf_counter() - started
+            raise UnknownNameError(f"pool of task {info.name}", request.pool, data.pools)
+        self.data = data
+        self.splits = select_splits(info, data, request.splits, request.protocol)
+        _warn_on_declared_sizes(info, data, log)
 
-        tag = f"statbench-{request.model or 'pool-' + str(request.pool)}" + (f"+{request.reranker}" if request.reranker else "")
-        results.update(
-            _provenance(task, data, request, task_entry, model_entry, retriever, reranker_entry, reranker, identity)
+    def rank(self) -> dict[str, Ranking]:
+        """Every selected split's test queries ranked (cached per split)."""
+        runner = _SplitRunner(self.info, self.data, identity_checksum(self.identity), self.request, self.task_entry,
+                              self.model_entry, self.retriever, self.reranker_entry, self.reranker, self.timings,
+                              self.log, self.progress)
+        rankings: dict[str, Ranking] = {}
+        for split in self.splits:
+            rankings.update(runner.split(split))
+        self.cache_hits = runner.cache_hits
+        self.cached_throughput = runner.cached_throughput
+        return rankings
+
+    def score(self, rankings: Mapping[str, Ranking]) -> RunScores:
+        return _timed(self.timings, "evaluate", lambda: RunScores.from_json(
+            score_splits(self.info.measures, self.data, self.splits, rankings)))
+
+    def record(self, scores: RunScores, run_file: RunFile) -> Results:
+        """The scores with everything needed to trust and repeat them."""
+        request = self.request
+        return Results.build(
+            scores,
+            task=self._task_record(),
+            model=self._first_stage_record(),
+            reranker=_model_record(self.reranker_entry, self.reranker) if self.reranker else None,
+            pool=request.pool,
+            command=request.command or equivalent_command(request),
+            run_file=run_file,
+            environment=_environment(),
+            timings={k: round(v, 4) for k, v in self.timings.items()},
+            cache=self.cache_hits,
+            cache_invalid=self.cache_invalid,
+            # measured now, or recorded when the cached splits were computed
+            throughput=_throughput(self.retriever, self.reranker) or self.cached_throughput,
         )
-        results["timings"] = {k: round(v, 4) for k, v in timings.items()}
-        results["cache"] = run.cache_hits
-        invalid = take_events()
-        if invalid:
-            results["cache_invalid"] = [event.as_dict() for event in invalid]
-        # measured now, or recorded when the cached splits were computed
-        throughput = _throughput(retriever, reranker) or run.cached_throughput
-        if throughput:
-            results["throughput"] = throughput
-        with outputs.staged() as staging:
+
+    def write(self, rankings: Mapping[str, Ranking], scores: RunScores, log_lines: list[str] = ()) -> RunOutcome:
+        """run.trec, qrels.trec, results.json and run.log, swapped in as a unit."""
+        request, data = self.request, self.data
+        tag = f"statbench-{request.model or 'pool-' + str(request.pool)}" + (f"+{request.reranker}" if request.reranker else "")
+        with self.outputs.staged() as staging:
             write_run(staging / "run.trec", rankings, tag)
             # the judgements as evaluated, so `ir_measures qrels.trec run.trec ...` reproduces every figure
             write_qrels(staging / "qrels.trec",
-                        {q: data.qrels[q] for s in splits for q in s.test if q in data.qrels})
-            results["run_file"] = {"path": "run.trec", "sha256": file_sha256(staging / "run.trec")}
-            write_results(staging / "results.json", results)
-            log.info("wrote run.trec, qrels.trec, results.json to %s", outputs.target)
-            write_text(staging / "run.log", "\n".join(collector.lines) + "\n")
-        return RunOutcome(results=results, results_path=outputs.target / "results.json",
-                          run_path=outputs.target / "run.trec")
-    finally:
-        log.removeHandler(collector)
+                        {q: data.qrels[q] for s in self.splits for q in s.test if q in data.qrels})
+            record = self.record(scores, RunFile(path="run.trec", sha256=file_sha256(staging / "run.trec")))
+            write_results(staging / "results.json", record)
+            self.log.info("wrote run.trec, qrels.trec, results.json to %s", self.outputs.target)
+            write_text(staging / "run.log", "\n".join(log_lines) + "\n")
+        return RunOutcome(record=record, results_path=self.outputs.target / "results.json",
+                          run_path=self.outputs.target / "run.trec")
 
+    def _task_record(self) -> TaskRecord:
+        info, data, entry = self.info, self.data, self.task_entry
+        return TaskRecord(
+            name=info.name,
+            language=info.language,
+            # the protocol whose splits were run ('' for a hand-picked set of splits)
+            protocol=info.protocol_of(s.name for s in self.splits),
+            data_checksum=data.checksum,
+            files=sorted(p.name for p in data.files),
+            dropped=list(data.dropped),
+            version=info.version,
+            corpus_checksum=self.identity["corpus"],
+            plugin=_plugin_record(entry),
+        )
 
-def plugin_call(entry: Registered, stage: str, fn):
-    """Call plugin code. A :class:`StatbenchError` it raises is its own clear message;
-    anything else (``SystemExit`` included) becomes one line naming the plugin."""
-    try:
-        return fn()
-    except (StatbenchError, KeyboardInterrupt):
-        raise
-    except BaseException as exc:  # noqa: BLE001 - a plugin must never take over the CLI
-        logging.getLogger("statbench").debug("plugin traceback", exc_info=True)
-        kind = "task" if entry.cls is not None and isinstance(entry.cls, type) and issubclass(entry.cls, Task) else "model"
-        raise PluginError(f"{kind} {entry.name!r} ({entry.qualified}) failed while {stage}: "
-                          f"{one_line(exc)}") from exc
+    def _first_stage_record(self) -> ModelRecord:
+        if self.retriever is not None:
+            return _model_record(self.model_entry, self.retriever, trained=bool(self.retriever.trainable))
+        pool = self.request.pool
+        return ModelRecord(
+            name=f"pool:{pool}",
+            family="pool",
+            description=f"frozen candidate pool {pool!r} of task {self.info.name}",
+            params={},
+            plugin=_plugin_record(self.task_entry),
+        )
 
 
 def _throughput(*models) -> dict[str, float]:
@@ -170,6 +331,18 @@ def _throughput(*models) -> dict[str, float]:
             if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
                 out[str(key)] = round(float(value), 4)
     return out
+
+
+def _warn_on_declared_sizes(info, data, log) -> None:
+    """A loaded split (or corpus) whose size differs from the task's declaration is said in
+    the log and on the console: other data than the task describes (its figures are then
+    not comparable with published ones; the data checksum keeps them on their own board)."""
+    loaded = {s.name: len(s.test) for s in data.all_splits()}
+    loaded["corpus"] = len(data.corpus)
+    differ = [f"{name} {loaded[name]:,} (declared {size:,})" for name, size in info.sizes.items()
+              if name in loaded and loaded[name] != size]
+    if differ:
+        log.info("%s: loaded sizes differ from the task's declaration: %s", info.name, "; ".join(differ))
 
 
 def equivalent_command(request: RunRequest) -> str:
@@ -187,6 +360,8 @@ def equivalent_command(request: RunRequest) -> str:
         if request.rerank_depth != DEFAULT_RERANK_DEPTH:
             args += ["--rerank-depth", str(request.rerank_depth)]
     args += [a for s in request.splits or () for a in ("--split", s)]
+    if request.protocol:
+        args += ["--protocol", request.protocol]
     if request.data_dir is not None:
         args += ["--data-dir", str(request.data_dir)]
     if request.output is not None:
@@ -200,12 +375,10 @@ def _param_strings(params) -> list[str]:
     return list(params)
 
 
-def _instantiate(entry: Registered, params):
-    """Build a model from typed params (a dict) or ``KEY=VALUE`` strings (from the CLI);
-    the model class checks every value against its declared parameters."""
-    if not isinstance(params, dict):
-        params = parse_params(params, entry.cls.default_params, entry.name)
-    return plugin_call(entry, "starting", lambda: entry.cls(**params))
+def _instantiate(entry: Registered, params: Mapping[str, Any]):
+    """Build a model from typed params; the model class checks every value against its
+    declared parameters."""
+    return call_plugin(entry, "starting", lambda: entry.cls(**params))
 
 
 def _timed(timings: dict, key: str, fn):
@@ -216,32 +389,12 @@ def _timed(timings: dict, key: str, fn):
         timings[key] = timings.get(key, 0.0) + time.perf_counter() - t0
 
 
-def _select_splits(data: TaskData, wanted: list[str] | None, task_name: str) -> list[Split]:
-    if not wanted:
-        return data.splits
-    by_name = {s.name: s for s in [*data.splits, *data.extra_splits]}
-    for name in wanted:
-        if name not in by_name:
-            raise UnknownNameError(f"split of task {task_name}", name, by_name)
-    if len(set(wanted)) != len(wanted):
-        raise StatbenchError(f"--split: {next(n for n in wanted if wanted.count(n) > 1)!r} is named twice")
-    chosen = [by_name[n] for n in wanted]
-    seen: dict[str, str] = {}
-    for split in chosen:  # one run file holds one ranking per query
-        for qid in split.test:
-            if qid in seen:
-                raise StatbenchError(f"--split {seen[qid]} and --split {split.name} both test query {qid!r}; "
-                                     "run them separately")
-            seen[qid] = split.name
-    return chosen
-
-
 class _SplitRunner:
     """Rankings for one split's test queries, from the cache when this exact work was done."""
 
-    def __init__(self, task, data, task_checksum, request, task_entry, model_entry, retriever, reranker_entry,
+    def __init__(self, info, data, task_checksum, request, task_entry, model_entry, retriever, reranker_entry,
                  reranker, timings, log, progress):
-        self.task, self.data, self.task_checksum, self.request = task, data, task_checksum, request
+        self.info, self.data, self.task_checksum, self.request = info, data, task_checksum, request
         self.task_entry, self.model_entry, self.retriever = task_entry, model_entry, retriever
         self.reranker_entry, self.reranker = reranker_entry, reranker
         self.timings, self.log, self.progress = timings, log, progress
@@ -251,11 +404,11 @@ class _SplitRunner:
 
     def entry(self, split: Split) -> CacheEntry:
         request = self.request
-        pool = (request.pool, self.data.pool_info.get(request.pool, {}).get("sha256")) if request.pool else None
+        pool = (request.pool, self.data.pools.info.get(request.pool, {}).get("sha256")) if request.pool else None
         return split_run_entry(
-            self.task.name, self.task_checksum, split, retriever=self.retriever, retriever_entry=self.model_entry,
+            self.info.name, self.task_checksum, split, retriever=self.retriever, retriever_entry=self.model_entry,
             pool=pool, reranker=self.reranker, reranker_entry=self.reranker_entry,
-            rerank_depth=request.rerank_depth, depth=self.task.depth,
+            rerank_depth=request.rerank_depth, depth=self.info.depth,
         )
 
     def split(self, split: Split) -> dict[str, Ranking]:
@@ -287,13 +440,15 @@ class _SplitRunner:
             corpus_list = list(data.corpus.values())
             if retriever.trainable:
                 train_queries = [data.queries[q] for q in split.train]
-                _timed(timings, "train", lambda: plugin_call(
-                    entry, f"training on {split.name}", lambda: retriever.train(train_queries, data.qrels, corpus_list, ctx)))
+                # only the training queries' judgements: a model never sees a test query's
+                train_qrels = {q: dict(data.qrels[q]) for q in split.train if q in data.qrels}
+                _timed(timings, "train", lambda: call_plugin(
+                    entry, f"training on {split.name}", lambda: retriever.train(train_queries, train_qrels, corpus_list, ctx)))
             if retriever.trainable or not self._indexed:
-                _timed(timings, "index", lambda: plugin_call(entry, "indexing", lambda: retriever.index(corpus_list, ctx)))
+                _timed(timings, "index", lambda: call_plugin(entry, "indexing", lambda: retriever.index(corpus_list, ctx)))
                 self._indexed = True
-            depth = max(self.task.depth, self.request.rerank_depth) if reranker else self.task.depth
-            found = _timed(timings, "search", lambda: plugin_call(
+            depth = max(self.info.depth, self.request.rerank_depth) if reranker else self.info.depth
+            found = _timed(timings, "search", lambda: call_plugin(
                 entry, f"searching {split.name}", lambda: retriever.search(queries, depth, ctx)))
             first = check_rankings(found, owner=_owner(entry), query_ids=asked, corpus=data.corpus, k=depth)
         else:
@@ -305,10 +460,10 @@ class _SplitRunner:
             candidates = {
                 qid: [doc for doc, _ in order_ranking(r, self.request.rerank_depth)] for qid, r in first.items()
             }
-            reranked = _timed(timings, "rerank", lambda: plugin_call(
+            reranked = _timed(timings, "rerank", lambda: call_plugin(
                 entry, f"reranking {split.name}", lambda: reranker.rerank(queries, candidates, data.corpus, ctx)))
             first = check_rankings(reranked, owner=_owner(entry), query_ids=asked, candidates=candidates)
-        ordered = {qid: order_ranking(ranking, self.task.depth) for qid, ranking in first.items()}
+        ordered = {qid: order_ranking(ranking, self.info.depth) for qid, ranking in first.items()}
         throughput = _throughput(retriever, reranker)
         if throughput:
             write_json(staging / "stats.json", throughput)
@@ -321,8 +476,8 @@ class _SplitRunner:
 
     def _context(self, model, entry: Registered, split: Split | None) -> RunContext:
         return RunContext(
-            task_name=self.task.name,
-            language=self.task.language,
+            task_name=self.info.name,
+            language=self.info.language,
             cache_dir=model_cache_dir(entry, model, self.task_checksum, split),
             cache_root=cache_root(),
             data_checksum=self.task_checksum,
@@ -337,97 +492,23 @@ def _owner(entry: Registered) -> str:
     return f"{kind} {entry.name!r} ({entry.qualified})"
 
 
-def _score(task: Task, data: TaskData, splits: list[Split], rankings: dict[str, Ranking]) -> dict:
-    measures = task.measures
-    all_qids = [q for s in splits for q in s.test if q in data.qrels]
-    per_query = per_query_scores(data.qrels, rankings, measures, all_qids)
-    split_rows, split_means = [], {}
-    for split in splits:
-        qids = [q for q in split.test if q in per_query]
-        means = mean_scores(per_query, measures, qids)
-        split_means[split.name] = means
-        split_rows.append(
-            {
-                "name": split.name,
-                "n_queries": len(qids),
-                "queries_without_results": sum(1 for q in qids if not rankings.get(q)),
-                "scores": means,
-            }
-        )
-    breakdown = {
-        group: {
-            value: mean_scores(per_query, measures, [q for q in all_qids if members.get(q) == value])
-            for value in sorted({members[q] for q in all_qids if q in members})
-        }
-        for group, members in data.groups.items()
-    }
-    results = {
-        "measures": [{"label": m.label, "ir_measure": m.ir_measure} for m in measures],
-        "splits": split_rows,
-        "aggregate": over_splits(split_means, measures),
-        "all_queries": mean_scores(per_query, measures, all_qids),
-        "per_query": per_query,
-    }
-    if breakdown:
-        results["breakdown"] = breakdown
-    return results
+def _plugin_record(entry: Registered) -> PluginRecord:
+    return PluginRecord(name=entry.plugin.name, distribution=entry.plugin.distribution, version=entry.plugin.version)
 
 
-def _model_record(entry: Registered, model, trained: bool | None = None) -> dict:
-    record = {
-        "name": model.name,
-        "family": model.family,
-        "description": model.description,
-        "version": model.version,
-        "params": model.params,
-        "plugin": {"name": entry.plugin.name, "distribution": entry.plugin.distribution, "version": entry.plugin.version},
-    }
-    if trained is not None:
-        record["trained"] = trained
-    return record
+def _model_record(entry: Registered, model, trained: bool | None = None) -> ModelRecord:
+    return ModelRecord(name=model.name, family=model.family, description=model.description, version=model.version,
+                       params=model.params, plugin=_plugin_record(entry), trained=trained)
 
 
-def _provenance(task, data, request, task_entry, model_entry, retriever, reranker_entry, reranker,
-                identity: dict) -> dict:
-    if retriever is not None:
-        model = _model_record(model_entry, retriever, trained=bool(retriever.trainable))
-    else:
-        model = {
-            "name": f"pool:{request.pool}",
-            "family": "pool",
-            "description": f"frozen candidate pool {request.pool!r} of task {task.name}",
-            "params": {},
-            "plugin": {"name": task_entry.plugin.name, "distribution": task_entry.plugin.distribution,
-                       "version": task_entry.plugin.version},
-        }
+def _environment() -> dict[str, str]:
     import ir_measures
 
     return {
-        "schema_version": 1,
-        "statbench_version": __version__,
-        "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
-        "task": {
-            "name": task.name,
-            "language": task.language,
-            "protocol": getattr(task, "definition", {}).get("protocol", ""),
-            "data_checksum": data.checksum,
-            "files": sorted(p.name for p in data.files),
-            "dropped": list(data.dropped),
-            "version": task.version,
-            "corpus_checksum": identity["corpus"],
-            "plugin": {"name": task_entry.plugin.name, "distribution": task_entry.plugin.distribution,
-                       "version": task_entry.plugin.version},
-        },
-        "model": model,
-        "reranker": _model_record(reranker_entry, reranker) if reranker else None,
-        "pool": request.pool,
-        "command": request.command or equivalent_command(request),
-        "environment": {
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "ir_measures": ir_measures.__version__,
-            **_accelerator(),
-        },
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "ir_measures": ir_measures.__version__,
+        **_accelerator(),
     }
 
 
@@ -438,33 +519,3 @@ def _accelerator() -> dict[str, str]:
     if torch is None or not torch.cuda.is_initialized():
         return {}
     return {"torch": torch.__version__, "accelerator": torch.cuda.get_device_name(torch.cuda.current_device())}
-
-
-def evaluate_run_file(path: Path, task_name: str, data_dir: Path | None, wanted: list[str] | None, log) -> dict:
-    """Score an existing run with the task's measures, split by split (scores used as given).
-
-    The run is read strictly (runfile.read_run: no NaN/inf, no duplicate lines, not empty);
-    query ids the task does not know and documents outside its corpus are reported, and a
-    run that answers none of the evaluated queries is refused rather than scored as zeros."""
-    entry = get_registry().get("tasks", task_name)
-    task = plugin_call(entry, "starting", entry.cls)
-    rankings = read_run(path)
-    data = plugin_call(entry, "loading", lambda: task.load(data_dir, log))
-    check_task_data(task.name, data)
-    splits = _select_splits(data, wanted, task.name)
-    unknown = sorted(set(rankings) - set(data.queries))
-    if unknown:
-        log.warning("%s: %d query id(s) not in task %s ignored (e.g. %s)", path, len(unknown), task.name,
-                    ", ".join(unknown[:3]))
-    evaluated = {q for s in splits for q in s.test if q in data.qrels}
-    if not evaluated & set(rankings):
-        raise StatbenchError(f"{path}: the run ranks none of the {len(evaluated)} evaluated queries of task "
-                             f"{task.name} (its query ids look like {', '.join(sorted(rankings)[:3])}); "
-                             "is it a run of another task?")
-    foreign = sorted({d for q in evaluated & set(rankings) for d, _ in rankings[q] if d not in data.corpus})
-    if foreign:
-        log.warning("%s: %d document id(s) are not in the corpus of task %s (e.g. %s); they count as "
-                    "non-relevant", path, len(foreign), task.name, ", ".join(foreign[:3]))
-    results = _score(task, data, splits, rankings)
-    results["run_file"] = {"path": str(path), "sha256": file_sha256(path)}
-    return results

@@ -31,8 +31,6 @@ from .errors import StatbenchError
 ALPHA = 0.05
 BOOTSTRAP_RESAMPLES = 10_000
 BOOTSTRAP_SEED = 20240917
-#: measure tested when none is chosen, for tasks that do not say (see :func:`primary_measure`)
-PRIMARY_MEASURES = {"stard": "R@100", "bsard": "R@100", "ukstat": "nDCG@10"}
 
 
 @dataclass(frozen=True)
@@ -72,13 +70,13 @@ class Comparison:
         return {**asdict(self), "significant": self.significant, "direction": self.direction}
 
 
-def primary_measure(task_name: str, labels, task_cls=None) -> str:
-    """The measure tested by default: the task's own choice if it declares one
-    (``primary_measure`` on the class or in its JSON definition), else the table above,
-    else nDCG@10 or R@100 if the task reports them, else its first measure."""
+def primary_measure(task_name: str, labels, info=None) -> str:
+    """The measure tested by default: the task's declared primary measure
+    (``TaskInfo.primary_measure``) when the results report it, else nDCG@10 or R@100 if
+    they report them, else their first measure."""
     labels = list(labels)
-    declared = getattr(task_cls, "primary_measure", None) or getattr(task_cls, "definition", {}).get("primary_measure")
-    for candidate in (declared, PRIMARY_MEASURES.get(task_name), "nDCG@10", "R@100"):
+    declared = info.primary_measure if info is not None else None
+    for candidate in (declared, "nDCG@10", "R@100"):
         if candidate and candidate in labels:
             return candidate
     if not labels:
@@ -210,12 +208,16 @@ def _mean(values) -> float:
     return float(values.mean()) if len(values) else 0.0
 
 
-def per_query_measure(results: dict, measure: str, source: str = "results") -> dict[str, float]:
-    """query id -> score on ``measure`` from a results dict (or evaluate_run_file's output)."""
-    labels = [m["label"] for m in results.get("measures", [])]
+def per_query_measure(results, measure: str, source: str = "results") -> dict[str, float]:
+    """query id -> score on ``measure`` from a :class:`~statbench.results.RunScores` (a
+    ``Results`` is one), or from a results dict or evaluate_run_file's output."""
+    from .results import as_scores
+
+    scores = as_scores(results)
+    labels = scores.labels
     if measure not in labels:
         raise StatbenchError(f"{source}: no measure {measure!r}; it reports: {', '.join(labels)}")
-    return {qid: float(scores[measure]) for qid, scores in results["per_query"].items() if measure in scores}
+    return {qid: float(value) for qid, value in scores.query_scores(measure).items()}
 
 
 def format_p(p: float) -> str:

@@ -38,3 +38,41 @@ def carve_dev(train_ids, dev_size: int, of: int, seed: int) -> tuple[list[str], 
     random.Random(seed).shuffle(ids)
     n_dev = round(len(ids) * dev_size / of)
     return sorted(ids[n_dev:], key=_natural), sorted(ids[:n_dev], key=_natural)
+
+
+def select_splits(info, data, wanted: list[str] | None = None, protocol: str | None = None) -> list:
+    """The splits a run evaluates: those named (``--split``), else the protocol's (``--protocol``,
+    else the task's default protocol), else, for a task that declares no protocol, the
+    loader's ``splits``. Refused: unknown names, a split named twice, two splits testing
+    the same query (a run file holds one ranking per query), a protocol whose splits the
+    data lacks."""
+    from .errors import StatbenchError, UnknownNameError
+
+    available = {s.name: s for s in data.all_splits()}
+    if wanted and protocol:
+        raise StatbenchError("give --split or --protocol, not both")
+    if not wanted:
+        chosen_protocol = info.protocol(protocol)
+        if protocol and chosen_protocol is None:
+            raise UnknownNameError(f"protocol of task {info.name}", protocol, [p.name for p in info.protocols])
+        if chosen_protocol is None:
+            return list(data.splits)
+        missing = [n for n in chosen_protocol.splits if n not in available]
+        if missing:
+            raise StatbenchError(f"protocol {chosen_protocol.name!r} of task {info.name} needs split(s) "
+                                 f"{', '.join(missing)}, which the loaded data lacks (optional files missing?)")
+        wanted = list(chosen_protocol.splits)
+    for name in wanted:
+        if name not in available:
+            raise UnknownNameError(f"split of task {info.name}", name, available)
+    if len(set(wanted)) != len(wanted):
+        raise StatbenchError(f"--split: {next(n for n in wanted if wanted.count(n) > 1)!r} is named twice")
+    chosen = [available[n] for n in wanted]
+    seen: dict[str, str] = {}
+    for split in chosen:
+        for qid in split.test:
+            if qid in seen:
+                raise StatbenchError(f"--split {seen[qid]} and --split {split.name} both test query {qid!r}; "
+                                     "run them separately")
+            seen[qid] = split.name
+    return chosen

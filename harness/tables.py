@@ -3,29 +3,33 @@
 from __future__ import annotations
 
 
-def print_scores(console, results: dict) -> None:
-    """Measures as rows; mean ± std over splits, the pooled mean, then each split."""
+def print_scores(console, results) -> None:
+    """Measures as rows; mean ± std over splits, the pooled mean, then each split.
+    ``results``: a :class:`~statbench.results.RunScores` (a ``Results`` is one), or the
+    JSON dict ``statbench evaluate`` gives."""
     from rich.table import Table
 
-    splits = results["splits"]
+    from .results import as_scores
+
+    scores = as_scores(results)
+    splits = scores.splits
     many = len(splits) > 1
-    table = Table(title=f"scores ({sum(s['n_queries'] for s in splits)} queries)")
+    table = Table(title=f"scores ({scores.n_queries} queries)")
     table.add_column("measure")
     if many:
         table.add_column("mean ± std", justify="right")
     table.add_column("all queries", justify="right")
     if many:
         for split in splits:
-            table.add_column(f"{split['name']} ({split['n_queries']})", justify="right")
-    for m in results["measures"]:
-        label = m["label"]
+            table.add_column(f"{split.name} ({split.n_queries})", justify="right")
+    for label in scores.labels:
         row = [label]
         if many:
-            agg = results["aggregate"][label]
-            row.append(f"[bold]{agg['mean']:.4f}[/] ± {agg['std']:.4f}")
-        row.append(f"{results['all_queries'][label]:.4f}")
+            agg = scores.aggregate[label]
+            row.append(f"[bold]{agg.mean:.4f}[/] ± {agg.std:.4f}")
+        row.append(f"{scores.all_queries[label]:.4f}")
         if many:
-            row.extend(f"{split['scores'][label]:.4f}" for split in splits)
+            row.extend(f"{split.scores[label]:.4f}" for split in splits)
         table.add_row(*row)
     console.print(table)
 
@@ -34,13 +38,14 @@ def print_registry(console, registry, what: str) -> None:
     from rich.table import Table
 
     if what in ("tasks", "all"):
-        table = Table(title="tasks", caption="* run only when named: --split NAME")
-        for column in ("name", "language", "description", "splits (queries)", "measures", "plugin"):
+        table = Table(title="tasks", caption="* the default protocol; another runs with --protocol NAME")
+        for column in ("name", "language", "description", "protocols: splits (queries)", "measures", "plugin"):
             table.add_column(column)
         for name, entry in sorted(registry.tasks.items()):
-            cls = entry.cls
-            table.add_row(name, cls.language, cls.description, _declared_splits(cls),
-                          ", ".join(m.label for m in cls.measures), entry.plugin.name)
+            info = entry.cls.task_info()
+            measures = ", ".join(f"{m.label}{' (primary)' if m.label == info.primary else ''}" for m in info.measures)
+            table.add_row(name, info.language, info.description, _declared_protocols(info), measures,
+                          entry.plugin.name)
         console.print(table)
     if what in ("models", "all"):
         table = Table(title="models")
@@ -52,24 +57,35 @@ def print_registry(console, registry, what: str) -> None:
                 params = ", ".join(f"{k}={v}" for k, v in cls.defaults().items())
                 table.add_row(name, kind[:-1], cls.family, cls.description, params, entry.plugin.name)
         console.print(table)
+    if what in ("measures", "all") and registry.measures:
+        table = Table(title="custom measures (use like ir-measures names, e.g. F2@10)")
+        for column in ("name", "description", "parameters", "plugin"):
+            table.add_column(column)
+        for name, entry in sorted(registry.measures.items()):
+            params = ", ".join(f"{k}={spec.default}" for k, spec in entry.cls.param_specs().items())
+            table.add_row(name, entry.cls.description, params, entry.plugin.name)
+        console.print(table)
     report_plugin_errors(console, registry)
 
 
-def _declared_splits(cls) -> str:
-    """Splits and sizes as the task definition declares them (nothing is loaded): default
-    splits plain, ``--split``-only ones marked ``*``, then the corpus size and pools."""
-    spec = getattr(cls, "definition", {}).get("splits", {})
-    subsets, optional = spec.get("subsets", {}), set(spec.get("optional", []))
-    default = spec.get("default", list(subsets))
-    shown = [f"{s} ({subsets[s]})" for s in default if s in subsets]
-    shown += [f"{s}* ({n})" for s, n in subsets.items() if s in optional]
-    shown += [f"{s}: training only ({n})" for s, n in subsets.items() if s not in optional and s not in default]
-    if spec.get("corpus_size"):
-        shown.append(f"corpus {spec['corpus_size']:,}")
-    pools = list(getattr(cls, "definition", {}).get("pools", {}))
-    if pools:
-        shown.append("pools " + ", ".join(pools))
-    return "\n".join(shown)
+def _declared_protocols(info) -> str:
+    """Protocols and split sizes as the task declares them (nothing is loaded): the default
+    protocol first (marked ``*``), training sets, the corpus size and the pools."""
+    sizes = dict(info.sizes)
+    default = info.protocol()
+    lines = []
+    for protocol in sorted(info.protocols, key=lambda p: p is not default):
+        splits = ", ".join(f"{s} ({sizes[s]})" if s in sizes else s for s in protocol.splits)
+        lines.append(f"{protocol.name}{'*' if protocol is default else ''}: {splits}")
+    in_protocols = {s for p in info.protocols for s in p.splits}
+    training = [f"{s} ({n})" for s, n in sizes.items() if s not in in_protocols and s != "corpus"]
+    if training:
+        lines.append("training only: " + ", ".join(training))
+    if sizes.get("corpus"):
+        lines.append(f"corpus {sizes['corpus']:,}")
+    if info.pools:
+        lines.append("pools " + ", ".join(p.name for p in info.pools))
+    return "\n".join(lines)
 
 
 def print_plugins(console, registry) -> None:

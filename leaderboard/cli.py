@@ -1,5 +1,6 @@
 """``statbench leaderboard build``: the static site from a folder of results JSON files.
-Only click is imported here; the builder loads when the command runs."""
+Only click is imported here; the builder loads when the command runs. A built-in plugin:
+registered through the ``register_commands`` hook like a third party's command."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from statbench import hookimpl
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
@@ -44,3 +46,8 @@ def build(results_dir, out_dir, baseline, measure, run_files):
         click.echo(f"warning: {one_line(problem)}", err=True)
     click.echo(f"{report.rows} result(s) on {len(report.pages) - 1} task page(s) written to {out_dir}")
     click.echo(f"open {(out_dir / 'index.html').resolve().as_uri()}")
+
+
+@hookimpl
+def register_commands(cli):
+    cli.add_command(leaderboard)

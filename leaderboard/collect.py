@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from statbench.errors import DataFormatError, StatbenchError
+from statbench.results import ModelRecord, Results, as_results, as_scores
 
 #: ir-measures measures whose every value lies in [0, 1] (by name, as in ``R@100``,
 #: ``nDCG(gains=...)@10``, ``RR(rel=2)@5``). Others (NumRet, RBP, INST, alpha_nDCG, ...)
@@ -44,40 +45,40 @@ class Row:
     key: str  #: short stable id derived from the identity
     identity: dict  #: model name + params, reranker name + params, pool
     path: Path  #: the results file
-    results: dict
+    results: Results
     problems: list[str] = field(default_factory=list)  #: non-fatal (e.g. run file missing)
 
     @property
     def task(self) -> str:
-        return self.results["task"]["name"]
+        return self.results.task.name
 
     @property
-    def model(self) -> dict:
-        return self.results["model"]
+    def model(self) -> ModelRecord:
+        return self.results.model
 
     @property
-    def reranker(self) -> dict | None:
-        return self.results.get("reranker")
+    def reranker(self) -> ModelRecord | None:
+        return self.results.reranker
 
     @property
     def pool(self) -> str | None:
-        return self.results.get("pool")
+        return self.results.pool
 
     @property
     def family(self) -> str:
         """Rows with a reranker count as rerankers; otherwise the first stage's family."""
-        return (self.reranker or self.model)["family"]
+        return (self.reranker or self.model).family
 
     @property
     def trained(self) -> bool:
-        return bool(self.model.get("trained")) or bool((self.reranker or {}).get("trained"))
+        return bool(self.model.trained) or bool(self.reranker is not None and self.reranker.trained)
 
     @property
     def name(self) -> str:
         """Model, then ``→ reranker``; what significance tables and the baseline refer to."""
-        parts = [self.model["name"]]
+        parts = [self.model.name]
         if self.reranker:
-            parts.append(self.reranker["name"])
+            parts.append(self.reranker.name)
         return " → ".join(parts)
 
     @property
@@ -86,7 +87,7 @@ class Row:
 
     @property
     def multi_split(self) -> bool:
-        return len(self.results["splits"]) > 1
+        return len(self.results.splits) > 1
 
     @property
     def split_set(self) -> tuple[tuple[str, int], ...]:
@@ -95,16 +96,19 @@ class Row:
     @property
     def board(self) -> tuple[str, str, tuple[tuple[str, int], ...]]:
         """What a row must share with the others of its table: task, data, split set."""
-        return (self.task, self.results["task"]["data_checksum"], self.split_set)
+        return (self.task, self.results.task.data_checksum, self.split_set)
 
 
-def identity(results: dict) -> dict:
-    reranker = results.get("reranker")
+def identity(results) -> dict:
+    """What makes a row (a :class:`Results`, or a results dict): model name and parameters,
+    reranker name and parameters, pool."""
+    results = as_results(results)
+    reranker = results.reranker
     return {
-        "model": results["model"]["name"],
-        "params": results["model"].get("params", {}),
-        "reranker": None if reranker is None else {"name": reranker["name"], "params": reranker.get("params", {})},
-        "pool": results.get("pool"),
+        "model": results.model.name,
+        "params": results.model.params,
+        "reranker": None if reranker is None else {"name": reranker.name, "params": reranker.params},
+        "pool": results.pool,
     }
 
 
@@ -113,10 +117,10 @@ def row_key(ident: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def split_set(results: dict) -> tuple[tuple[str, int], ...]:
+def split_set(results) -> tuple[tuple[str, int], ...]:
     """The splits the results were scored on, as sorted (name, number of queries) pairs:
     ``--split R04,R03`` and ``--split R03,R04`` are the same set."""
-    return tuple(sorted((s["name"], s["n_queries"]) for s in results["splits"]))
+    return tuple(sorted((s.name, s.n_queries) for s in as_scores(results).splits))
 
 
 from statbench.results import parse_strict, read_results, schema_errors  # noqa: E402,F401 (strict reading lives in the core)
@@ -125,11 +129,21 @@ from statbench.results import parse_strict, read_results, schema_errors  # noqa:
 
 
 def is_bounded(measure: str) -> bool:
-    """Whether every value of the ir-measures measure ``measure`` lies in [0, 1]."""
+    """Whether every value of the measure ``measure`` lies in [0, 1]: an ir-measures measure
+    listed in :data:`BOUNDED_MEASURES`, or a custom measure (statbench.measures) of a
+    registered plugin whose declared ``bounds`` lie within [0, 1]. Any other (a custom
+    measure whose plugin is not installed included) is only checked for being finite."""
     match = _MEASURE_NAME.match(measure)
-    if not match or match.group(1) not in BOUNDED_MEASURES:
+    if match and match.group(1) in BOUNDED_MEASURES:
+        return not _NEGATIVE_GAIN.search(measure)  # nDCG with a negative gain can go below 0
+    import ir_measures
+
+    if match and match.group(1) in ir_measures.measures.registry:
         return False
-    return not _NEGATIVE_GAIN.search(measure)  # nDCG with a negative gain can go below 0
+    from statbench.measures import custom_bounds
+
+    bounds = custom_bounds(measure)
+    return bounds is not None and bounds[0] >= 0.0 and bounds[1] <= 1.0
 
 
 def consistency_problems(results: dict) -> list[str]:
@@ -332,14 +346,19 @@ def collect(root: Path) -> tuple[dict[str, list[Row]], list[str]]:
         if problems:
             report.append(f"skipped {path}: {_join(problems)}")
             continue
-        ident = identity(results)
-        row = Row(key=row_key(ident), identity=ident, path=path, results=results)
+        try:
+            record = Results.from_json(results)
+        except (ValueError, TypeError) as exc:  # a schema-valid file the type cannot hold: a statbench bug
+            report.append(f"skipped {path}: {exc}")
+            continue
+        ident = identity(record)
+        row = Row(key=row_key(ident), identity=ident, path=path, results=record)
         slot = (*row.board, row.key)
         previous = chosen.get(slot)
         if previous is None:
             chosen[slot] = row
             continue
-        newer, older = (row, previous) if results["created"] > previous.results["created"] else (previous, row)
+        newer, older = (row, previous) if record.created > previous.results.created else (previous, row)
         chosen[slot] = newer
         report.append(f"skipped {older.path}: superseded by {newer.path} (same configuration, newer)")
     names = board_names([slot[:3] for slot in chosen])

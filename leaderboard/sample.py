@@ -1,5 +1,6 @@
 """Synthetic, schema-valid results for previewing and testing the site without running
-any model: :func:`make_results` builds one results dict from per-query scores,
+any model: :func:`make_results` builds one results dict from per-query scores (through
+:meth:`statbench.results.Results.build`, like the runner),
 :func:`write_sample` a small folder of them (deterministic, seeded)."""
 
 from __future__ import annotations
@@ -7,16 +8,34 @@ from __future__ import annotations
 import hashlib
 import random
 import statistics
+from collections.abc import Mapping
 from pathlib import Path
 
 from statbench.atomic import write_json, write_text
+from statbench.results import (
+    MeanStd,
+    MeasureRecord,
+    ModelRecord,
+    PluginRecord,
+    Results,
+    RunFile,
+    RunScores,
+    SplitScores,
+    TaskRecord,
+)
 
 SAMPLE_TASK = "toy"
 SAMPLE_MEASURES = ("R@5", "R@10", "R@100", "nDCG@10")
 CHECKSUM = "0" * 64
 
 
-def make_results(
+def make_results(per_query: dict[str, dict[str, float]], **options) -> dict:
+    """A results dict as ``statbench run`` writes it, from per-query scores: the JSON of
+    :func:`sample_results` (same options)."""
+    return sample_results(per_query, **options).to_json()
+
+
+def sample_results(
     per_query: dict[str, dict[str, float]],
     *,
     task: str = SAMPLE_TASK,
@@ -24,7 +43,7 @@ def make_results(
     family: str = "lexical",
     params: dict | None = None,
     trained: bool = False,
-    reranker: dict | None = None,
+    reranker: dict | ModelRecord | None = None,
     pool: str | None = None,
     splits: dict[str, list[str]] | None = None,
     measures=SAMPLE_MEASURES,
@@ -32,44 +51,47 @@ def make_results(
     breakdown: dict | None = None,
     run_sha256: str = CHECKSUM,
     command: str | None = None,
-) -> dict:
-    """A results dict as ``statbench run`` writes it, from per-query scores."""
+) -> Results:
+    """A :class:`Results` record built from per-query scores by :meth:`Results.build` (as the
+    runner builds its own): split means, mean ± std over splits, pooled means."""
     splits = splits or {"test": sorted(per_query)}
 
     def means(qids):
         rows = [per_query[q] for q in qids]
         return {m: (sum(r[m] for r in rows) / len(rows) if rows else 0.0) for m in measures}
 
-    split_rows = [{"name": n, "n_queries": len(q), "queries_without_results": 0, "scores": means(q)}
+    split_rows = [SplitScores(name=n, n_queries=len(q), queries_without_results=0, scores=means(q))
                   for n, q in splits.items()]
     aggregate = {
-        m: {"mean": statistics.fmean(s["scores"][m] for s in split_rows),
-            "std": statistics.stdev(s["scores"][m] for s in split_rows) if len(split_rows) > 1 else 0.0}
+        m: MeanStd(mean=statistics.fmean(s.scores[m] for s in split_rows),
+                   std=statistics.stdev(s.scores[m] for s in split_rows) if len(split_rows) > 1 else 0.0)
         for m in measures
     }
-    results = {
-        "schema_version": 1,
-        "statbench_version": "0.1.0",
-        "created": created,
-        "task": {"name": task, "language": "en", "protocol": "synthetic sample", "data_checksum": CHECKSUM,
-                 "files": ["corpus.jsonl"], "dropped": []},
-        "model": {"name": model, "family": family, "description": f"{model} (sample)", "version": "1",
-                  "params": params or {}, "trained": trained,
-                  "plugin": {"name": model, "distribution": "statbench-sample", "version": "0.0.1"}},
-        "reranker": reranker,
-        "pool": pool,
-        "command": command or f"statbench run --task {task} --model {model}",
-        "run_file": {"path": "run.trec", "sha256": run_sha256},
-        "measures": [{"label": m, "ir_measure": m} for m in measures],
-        "splits": split_rows,
-        "aggregate": aggregate,
-        "all_queries": means(sorted(per_query)),
-        "per_query": per_query,
-        "timings": {"total": 1.5},
-    }
-    if breakdown is not None:
-        results["breakdown"] = breakdown
-    return results
+    scores = RunScores(
+        measures=[MeasureRecord(label=m, ir_measure=m) for m in measures],
+        splits=split_rows,
+        aggregate=aggregate,
+        all_queries=means(sorted(per_query)),
+        per_query=per_query,
+        breakdown=breakdown,
+    )
+    if isinstance(reranker, Mapping):
+        reranker = ModelRecord.from_json(reranker)
+    return Results.build(
+        scores,
+        statbench_version="0.1.0",
+        created=created,
+        task=TaskRecord(name=task, language="en", protocol="synthetic sample", data_checksum=CHECKSUM,
+                        files=["corpus.jsonl"], dropped=[]),
+        model=ModelRecord(name=model, family=family, description=f"{model} (sample)", version="1",
+                          params=params or {}, trained=trained,
+                          plugin=PluginRecord(name=model, distribution="statbench-sample", version="0.0.1")),
+        reranker=reranker,
+        pool=pool,
+        command=command or f"statbench run --task {task} --model {model}",
+        run_file=RunFile(path="run.trec", sha256=run_sha256),
+        timings={"total": 1.5},
+    )
 
 
 def reranker_record(name: str, family: str = "reranker", params: dict | None = None) -> dict:
@@ -77,9 +99,12 @@ def reranker_record(name: str, family: str = "reranker", params: dict | None = N
             "plugin": {"name": name, "distribution": "statbench-sample", "version": "0.0.1"}}
 
 
-def write_result(folder: Path, results: dict, run_text: str | None = None) -> Path:
-    """Write ``run.trec`` and ``results.json`` (with the run's real checksum) in ``folder``."""
+def write_result(folder: Path, results: dict | Results, run_text: str | None = None) -> Path:
+    """Write ``run.trec`` and ``results.json`` (with the run's real checksum) in ``folder``.
+    ``results``: a :class:`Results` or a results dict, written as it is (tests write hostile ones)."""
     folder = Path(folder)
+    if isinstance(results, Results):
+        results = results.to_json()
     run_text = run_text if run_text is not None else f"q0 Q0 d0 1 1.0 {results['model']['name'][:20].split()[0] or 'x'}\n"
     write_text(folder / "run.trec", run_text)
     results = {**results, "run_file": {"path": "run.trec", "sha256": hashlib.sha256(run_text.encode()).hexdigest()}}

@@ -97,22 +97,32 @@ def _task_info(name: str, rows: list[Row]) -> dict:
     if cls is not None and cls.measures:
         measures = [{"label": m.label, "ir_measure": m.ir_measure} for m in cls.measures]
     for row in rows:  # measures only some results report (e.g. an older task version) are kept too
-        for m in row.results["measures"]:
-            if m["label"] not in {x["label"] for x in measures}:
-                measures.append(m)
+        for m in row.results.measures:
+            if m.label not in {x["label"] for x in measures}:
+                measures.append({"label": m.label, "ir_measure": m.ir_measure})
+    info = cls.task_info() if cls is not None else None
+    # the protocol whose splits the board holds (results written before protocols existed
+    # recorded a description here, so the split names decide)
+    split_names = [s.name for s in rows[0].results.splits]
+    protocol = (info.protocol_of(split_names) if info is not None else "") or rows[0].results.task.protocol or ""
+    described = info.protocol(protocol) if info is not None and protocol else None
+    if described is not None and set(described.splits) != set(split_names):
+        described = None
     published = {}
-    if cls is not None:
-        definition = getattr(cls, "definition", None)
-        if definition:
-            published = definition.get("published", {})
-        else:
-            published = {k: {"source": "", "scores": v} for k, v in getattr(cls, "published", {}).items()}
+    if info is not None and described is not None:
+        # a published figure belongs to the board of its protocol (the default one when it
+        # names none); a board of a hand-picked set of splits shows none
+        default = info.protocol()
+        published = {p.label: {"source": p.source, "family": p.family, "scores": dict(p.scores),
+                               **({"pool": p.pool} if p.pool else {})} for p in info.published
+                     if (p.protocol or (default.name if default else "")) == described.name}
     return {
         "cls": cls,
-        "title": (cls.description if cls is not None else "") or name,
-        "language": rows[0].results["task"]["language"],
-        "protocol": rows[0].results["task"].get("protocol", ""),
-        "paper": (getattr(cls, "definition", None) or {}).get("paper", ""),
+        "info": info,
+        "title": (info.description if info is not None else "") or name,
+        "language": rows[0].results.task.language,
+        "protocol": f"{protocol}: {described.description}" if described else protocol,
+        "paper": info.paper if info is not None else "",
         "measures": measures,
         "published": published,
     }
@@ -122,7 +132,7 @@ def _pick_baseline(rows: list[Row], baseline: str) -> Row | None:
     """The row named ``baseline`` (model name, or ``model → reranker``); among several,
     plain first stages (no reranker, no pool) with the registered default parameters
     first, then the stable identity order."""
-    matches = [r for r in rows if baseline in (r.name, r.model["name"])]
+    matches = [r for r in rows if baseline in (r.name, r.model.name)]
     matches.sort(key=lambda r: (r.reranker is not None, r.pool is not None, r.name != baseline,
                                 _short_params(r, "retrievers") != "", r.sort_key))
     return matches[0] if matches else None
@@ -136,12 +146,12 @@ def _significance(rows, measure: str, base: Row | None) -> tuple[dict[str, objec
 
     if base is None:
         return {}, []
-    base_scores = {q: s[measure] for q, s in base.results["per_query"].items() if measure in s}
+    base_scores = base.results.query_scores(measure)
     systems, untested = {}, []
     for r in rows:
-        if r is base or not any(m["label"] == measure for m in r.results["measures"]):
+        if r is base or measure not in r.results.labels:
             continue
-        scores = {q: s[measure] for q, s in r.results["per_query"].items() if measure in s}
+        scores = r.results.query_scores(measure)
         problem = query_set_difference(base_scores, scores)
         if problem is None:
             systems[r.key] = scores
@@ -156,8 +166,8 @@ def _short_params(row: Row, kind: str) -> str:
     from statbench.plugins import get_registry
 
     record = row.model if kind == "retrievers" else row.reranker
-    params = record.get("params", {})
-    entry = getattr(get_registry(), kind).get(record["name"])
+    params = record.params
+    entry = getattr(get_registry(), kind).get(record.name)
     defaults = dict(entry.cls.defaults()) if entry else {}
     shown = {k: v for k, v in sorted(params.items()) if k not in defaults or defaults[k] != v}
     return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v}" for k, v in shown.items())
@@ -165,20 +175,20 @@ def _short_params(row: Row, kind: str) -> str:
 
 def _row_view(row: Row, measures: list[dict], tested: str, comparison, is_baseline: bool, run_href, results_root) -> dict:
     res = row.results
-    splits = res["splits"]
+    splits = res.splits
     cells = []
     for m in measures:
         label = m["label"]
-        agg = res["aggregate"].get(label)
+        agg = res.aggregate.get(label)
         cell = {"label": label, "mean": None, "std": None, "folds": [], "marker": None}
         if agg is not None:
-            cell["mean"], cell["std"] = agg["mean"], agg["std"]
+            cell["mean"], cell["std"] = agg.mean, agg.std
             if len(splits) > 1:
-                cell["folds"] = [{"name": s["name"], "n": s["n_queries"], "value": s["scores"].get(label)} for s in splits]
+                cell["folds"] = [{"name": s.name, "n": s.n_queries, "value": s.scores.get(label)} for s in splits]
         if label == tested and comparison is not None and comparison.direction:
             cell["marker"] = "up" if comparison.direction > 0 else "down"
         cells.append(cell)
-    plugin = row.model["plugin"]
+    plugin = row.model.plugin
     rr = row.reranker
     try:
         results_rel = str(row.path.relative_to(results_root))
@@ -187,9 +197,9 @@ def _row_view(row: Row, measures: list[dict], tested: str, comparison, is_baseli
     return {
         "key": row.key,
         "reference": False,
-        "name": row.model["name"],
-        "params": _short_params(row, "retrievers") if not row.model["name"].startswith("pool:") else "",
-        "reranker": None if rr is None else {"name": rr["name"], "params": _short_params(row, "rerankers")},
+        "name": row.model.name,
+        "params": _short_params(row, "retrievers") if not row.model.name.startswith("pool:") else "",
+        "reranker": None if rr is None else {"name": rr.name, "params": _short_params(row, "rerankers")},
         "pool": row.pool,
         "family": row.family,
         "trained": row.trained,
@@ -198,28 +208,32 @@ def _row_view(row: Row, measures: list[dict], tested: str, comparison, is_baseli
         "comparison": comparison,
         "is_baseline": is_baseline,
         "provenance": {
-            "statbench_version": res["statbench_version"],
-            "plugin": f"{plugin['name']} ({plugin.get('distribution') or 'in-process'} {plugin.get('version') or ''})".strip(),
-            "model_version": row.model.get("version", ""),
-            "params": json.dumps(row.model.get("params", {}), sort_keys=True, ensure_ascii=False),
+            "statbench_version": res.statbench_version,
+            "plugin": _plugin_text(plugin),
+            "model_version": row.model.version or "",
+            "params": json.dumps(row.model.params, sort_keys=True, ensure_ascii=False),
             "reranker": None if rr is None else {
-                "plugin": f"{rr['plugin']['name']} ({rr['plugin'].get('distribution') or 'in-process'} "
-                          f"{rr['plugin'].get('version') or ''})".strip(),
-                "params": json.dumps(rr.get("params", {}), sort_keys=True, ensure_ascii=False),
+                "plugin": _plugin_text(rr.plugin),
+                "params": json.dumps(rr.params, sort_keys=True, ensure_ascii=False),
             },
-            "data_checksum": res["task"]["data_checksum"],
-            "command": res["command"],
-            "run_sha256": res["run_file"]["sha256"],
+            "data_checksum": res.task.data_checksum,
+            "command": res.command,
+            "run_sha256": res.run_file.sha256,
             "run_href": run_href,
-            "created": res["created"],
+            "created": res.created,
             "results_file": results_rel,
-            "splits": [{"name": s["name"], "n": s["n_queries"]} for s in splits],
-            "dropped": len(res["task"].get("dropped", [])),
-            "total_seconds": res["timings"].get("total"),
-            "hardware": _hardware(res.get("environment", {})),
+            "splits": [{"name": s.name, "n": s.n_queries} for s in splits],
+            "dropped": len(res.task.dropped or []),
+            "total_seconds": res.timings.get("total"),
+            "hardware": _hardware(res.environment or {}),
             "problems": list(row.problems),
         },
     }
+
+
+def _plugin_text(plugin) -> str:
+    """``name (distribution version)`` of a :class:`~statbench.results.PluginRecord`."""
+    return f"{plugin.name} ({plugin.distribution or 'in-process'} {plugin.version or ''})".strip()
 
 
 def _hardware(environment: dict) -> str:
@@ -270,7 +284,7 @@ def run_source(row: Row, results_root: Path) -> tuple[Path | None, str | None]:
     """The run file a results file names (``run_file.path``, relative to the results file),
     or None and why not. Only a regular file inside the results folder being built is taken:
     no absolute path, nothing that leads (through ``..`` or a symbolic link) outside it."""
-    rel = row.results["run_file"]["path"]
+    rel = row.results.run_file.path
     field = f"(run_file.path of {row.path})"
     if not rel or "\x00" in rel:
         return None, f"run file {rel!r} is not a file name {field}: not linked"
@@ -299,8 +313,8 @@ def _copy_run(row: Row, dest_root: Path, task_slug: str, results_root: Path) -> 
     if source is None:
         row.problems.append(problem)
         return None
-    if file_sha256(source) != row.results["run_file"]["sha256"]:
-        row.problems.append(f"run file {row.path.parent / row.results['run_file']['path']} does not match the checksum "
+    if file_sha256(source) != row.results.run_file.sha256:
+        row.problems.append(f"run file {row.path.parent / row.results.run_file.path} does not match the checksum "
                             f"in the results (run_file.sha256 of {row.path}): not linked")
         return None
     rel = f"runs/{task_slug}/{row.key}.trec.gz"
@@ -317,7 +331,7 @@ def _charts(rows: list[Row], refs: list[dict], measures: list[dict], tested: str
     cutoffs = recall_cutoffs(measures)
     if len(cutoffs) >= 2:
         series = [
-            Series(labels[r.key], {k: r.results["aggregate"][lab]["mean"] for k, lab in cutoffs if lab in r.results["aggregate"]})
+            Series(labels[r.key], {k: r.results.aggregate[lab].mean for k, lab in cutoffs if lab in r.results.aggregate})
             for r in rows
         ]
         series += [
@@ -329,12 +343,12 @@ def _charts(rows: list[Row], refs: list[dict], measures: list[dict], tested: str
         svg = recall_curves([s for s in series if s.values], "Recall@k (mean over splits)")
         if svg:
             charts.append(svg)
-    groups = sorted({g for r in rows for g in r.results.get("breakdown", {})})
+    groups = sorted({g for r in rows for g in r.results.breakdown or {}})
     for group in groups:
-        with_group = [r for r in rows if group in r.results.get("breakdown", {})]
-        categories = sorted({c for r in with_group for c in r.results["breakdown"][group]})
+        with_group = [r for r in rows if group in (r.results.breakdown or {})]
+        categories = sorted({c for r in with_group for c in r.results.breakdown[group]})
         series = [
-            Series(labels[r.key], {c: v[tested] for c, v in r.results["breakdown"][group].items() if tested in v})
+            Series(labels[r.key], {c: v[tested] for c, v in r.results.breakdown[group].items() if tested in v})
             for r in with_group
         ]
         svg = category_bars(categories, [s for s in series if s.values], tested, group)
@@ -362,7 +376,7 @@ def _task_page(name: str, rows: list[Row], baseline: str, measure: str | None, d
 
     info = _task_info(rows[0].task, rows)
     labels_all = [m["label"] for m in info["measures"]]
-    tested = measure if measure in labels_all else primary_measure(rows[0].task, labels_all, info["cls"])
+    tested = measure if measure in labels_all else primary_measure(rows[0].task, labels_all, info["info"])
     base = _pick_baseline(rows, baseline)
     comparisons, untested = _significance(rows, tested, base)
     views = []
@@ -400,7 +414,7 @@ def _task_page(name: str, rows: list[Row], baseline: str, measure: str | None, d
         "slug": task_slug,
         "info": info,
         "problems": problems,
-        "data_checksum": rows[0].results["task"]["data_checksum"],
+        "data_checksum": rows[0].results.task.data_checksum,
         "splits": [{"name": n, "n": k} for n, k in rows[0].split_set],
         "tested": tested,
         "baseline": base and labels[base.key],

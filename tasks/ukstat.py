@@ -20,7 +20,6 @@ from statbench.api import Document, Query, Split, TaskData
 from statbench.checksum import files_sha256
 from statbench.dataio import id_value, item_error, json_type, read_json_list, read_jsonl, text_value
 from statbench.errors import DataFormatError, DownloadError
-from statbench.pools import attach_pools
 from statbench.runfile import read_qrels
 from statbench.taskdef import DefinedTask
 from statbench.validation import check_qrels_against_corpus
@@ -54,7 +53,6 @@ class UkStatutes(DefinedTask):
             dropped=dropped,
             groups={"legislation_type": {q: t for q, t in types.items() if q in queries}} if types else {},
         )
-        attach_pools(self.name, data, self.data_folder(data_dir), log)
         return data
 
     def _layout_files(self, data_dir: Path | None, log: logging.Logger) -> dict[str, Path]:

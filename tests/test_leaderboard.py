@@ -219,11 +219,18 @@ def test_published_reference_rows_for_a_registered_task(tmp_path):
     from statbench.tasks.stard import Stard
 
     labels = [m.label for m in Stard.measures]
-    per_query = {f"q{i}": {m: 0.5 for m in labels} for i in range(4)}
-    write_result(tmp_path / "r" / "bm25", make_results(per_query, task="stard", measures=labels))
+    per_query = {f"q{i}": {m: 0.5 for m in labels} for i in range(5)}
+    folds = {f"fold-{i + 1}": [f"q{i}"] for i in range(5)}  # the 5-fold protocol the figures belong to
+    write_result(tmp_path / "r" / "bm25", make_results(per_query, task="stard", measures=labels, splits=folds))
+    # the same task on a set of splits that is no protocol: its board shows no published figure
+    two = {q: per_query[q] for q in ("q0", "q1")}
+    write_result(tmp_path / "r" / "bm25-dev", make_results(two, task="stard", measures=labels,
+                                                           splits={"fold-1": ["q0"], "fold-2": ["q1"]}))
     build_site(tmp_path / "r", tmp_path / "site")
     html = (tmp_path / "site" / "task-stard.html").read_text("utf-8")
     assert html.count('<tbody class="row ref"') == len(Stard.definition["published"])
+    other = [p for p in (tmp_path / "site").glob("task-stard*.html") if p.name != "task-stard.html"]
+    assert len(other) == 1 and other[0].read_text("utf-8").count('<tbody class="row ref"') == 0
     assert ('<span class="name">BM25 (Pyserini)</span> <span class="badge ref">published</span>\n'
             '<span class="source">stard-2024 Table 3</span>') in html
     assert "STARD: Chinese statute retrieval for layperson questions" in html

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
+import re
 
 import pytest
 
 from statbench.api import Query
-from statbench.errors import StatbenchError
+from statbench.errors import StatbenchError, UnknownNameError
 from statbench.models.bm25 import BM25
 from statbench.models.ql import QueryLikelihood
 from lexical_fixtures import EN_DOCS, FR_DOCS, FR_QUERIES, context, top
@@ -88,5 +89,5 @@ def test_lucene_chinese_bigrams_end_to_end(stard_dir, tmp_path):
 def test_unsupported_language(tmp_path):
     from statbench.models.lucene import LuceneIndex
 
-    with pytest.raises(StatbenchError, match="no analyzer for language 'de'"):
+    with pytest.raises(UnknownNameError, match=re.escape("unknown Lucene analyzer language 'de'; valid choices: en, fr, zh")):
         LuceneIndex(tmp_path, "de")

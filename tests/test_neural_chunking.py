@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tiny_models
-from statbench.errors import StatbenchError
+from statbench.errors import StatbenchError, UnknownNameError
 from statbench.models.chunking import chunk_texts, pool_chunks, windows
 
 
@@ -51,5 +51,5 @@ def test_pooling_over_chunks_by_hand():
     assert mean.tolist() == [[2.0, 1.0], [0.0, 5.0], [0.0, 0.0]]
     maxed = pool_chunks(vectors, [0, 0, 1], 2, "max")
     assert maxed.tolist() == [[3.0, 2.0], [0.0, 5.0]]
-    with pytest.raises(StatbenchError, match="mean' or 'max"):
+    with pytest.raises(UnknownNameError, match="unknown chunk pooling 'sum'; valid choices: max, mean"):
         pool_chunks(vectors, [0, 0, 1], 2, "sum")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tiny_models
-from conftest import STARD_CORPUS
+from fixture_data import STARD_CORPUS
 from statbench.errors import StatbenchError
 from statbench.paths import cache_root
 
@@ -38,7 +38,7 @@ def test_zero_shot_biencoder_ranks_by_cosine_and_reuses_its_encoding(stard_dir, 
     assert any("encoding 6 articles as 6 passages" in line for line in lines)
 
     # the run's scores are the cosine similarities of the tiny model's embeddings
-    from conftest import STARD_QUERIES
+    from fixture_data import STARD_QUERIES
 
     run = [line.split() for line in outcome.run_path.read_text().splitlines()]
     qid = run[0][0]

@@ -27,7 +27,7 @@ def test_lsi_trains_per_split_and_ranks_training_articles_by_probability(stard_d
     labels_file = next((cache_root() / "models" / "lsi").glob("*/train/epoch-1/labels.json"))
     labels = json.loads(labels_file.read_text())
     # the labels are the articles relevant to the four training queries (not the test query's own)
-    from conftest import STARD_QUERIES
+    from fixture_data import STARD_QUERIES
 
     expected = sorted({n for q in STARD_QUERIES if str(q["query_id"]) != test_qid for n in q["match_name"]})
     assert labels == expected

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import tiny_models
-from conftest import STARD_CORPUS, write_jsonl
+from fixture_data import STARD_CORPUS, write_jsonl
 from statbench.paths import cache_root
 
 
@@ -30,7 +30,7 @@ def test_cross_encoder_reranks_bm25_candidates_by_its_own_logits(stard_dir, tmp_
     assert results["throughput"]["rerank_pairs_per_s"] > 0
     lines = _run_lines(outcome)
     qid = lines[0][0]
-    from conftest import STARD_QUERIES
+    from fixture_data import STARD_QUERIES
 
     query = next(q["问题"] for q in STARD_QUERIES if str(q["query_id"]) == qid)
     texts = {d["name"]: d["content"] for d in STARD_CORPUS}

@@ -25,7 +25,7 @@ from statbench.tasks.stard import Stard, _read_query_ids, _read_stopwords
 from statbench.tasks.ukstat import UkStatutes, read_eval_set, read_queries, read_real_corpus, read_substitute_corpus
 from statbench.validation import check_qrels_against_corpus
 
-from conftest import STARD_CORPUS, STARD_QUERIES, write_jsonl
+from fixture_data import STARD_CORPUS, STARD_QUERIES, write_jsonl
 
 LOG = logging.getLogger("test")
 BOM = "\ufeff".encode()

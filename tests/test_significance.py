@@ -95,10 +95,14 @@ def test_primary_measure_choice():
     assert primary_measure("other", ["MAP", "nDCG@10"]) == "nDCG@10"
     assert primary_measure("other", ["MAP", "P@5"]) == "MAP"
 
-    class Declares:
-        primary_measure = "P@5"
+    from statbench.plugins import get_registry
+    from statbench.taskinfo import TaskInfo
 
-    assert primary_measure("stard", ["R@100", "P@5"], Declares) == "P@5"
+    declares = TaskInfo(name="x", language="en", measures=(), primary_measure="P@5")
+    assert primary_measure("stard", ["R@100", "P@5"], declares) == "P@5"
+    # the built-in tasks declare theirs (no task name is known to the significance code)
+    assert primary_measure("ukstat", ["R@5", "nDCG@10", "R@100"], get_registry().tasks["ukstat"].cls.task_info()) == "nDCG@10"
+    assert get_registry().tasks["stard"].cls.task_info().primary_measure == "R@100"
 
 
 def test_per_query_measure_unknown_measure():

@@ -10,7 +10,7 @@ from statbench.errors import DataFormatError
 from statbench.splits import kfold_assignment
 from statbench.tasks.stard import Stard
 
-from conftest import STARD_CORPUS, STARD_QUERIES, write_jsonl
+from fixture_data import STARD_CORPUS, STARD_QUERIES, write_jsonl
 
 LOG = logging.getLogger("test")
 

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from statbench.cli import cli
 
-from conftest import write_jsonl
+from fixture_data import write_jsonl
 from test_tasks_stard_official import add_official
 
 
@@ -61,6 +61,7 @@ def test_list_tasks_shows_splits_with_counts():
     result = CliRunner().invoke(cli, ["list", "tasks"], catch_exceptions=False, env={"COLUMNS": "250"})
     assert result.exit_code == 0
     out = result.output
-    for text in ("fold-3 (309)", "dev* (308)", "train: training only (1235)", "test (222)", "dev* (177)",
-                 "train: training only (709)", "test (100)", "pools bm25, dense", "corpus 22,633"):
+    for text in ("5-fold*: fold-1 (309), fold-2 (309), fold-3 (309)", "official: dev (308)",
+                 "training only: train (1235)", "test*: test (222)", "dev: dev (177)", "training only: train (709)",
+                 "test*: test (100)", "pools bm25, dense", "corpus 22,633", "R@100 (primary)", "nDCG@10 (primary)"):
         assert text in out, text

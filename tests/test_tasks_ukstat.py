@@ -14,7 +14,7 @@ from statbench.results import load_results
 from statbench.runner import RunRequest, execute
 from statbench.tasks.ukstat import UkStatutes
 
-from conftest import write_jsonl
+from fixture_data import write_jsonl
 
 LOG = logging.getLogger("test")
 NO_PROGRESS = lambda description, total=None: (lambda n=1: None)  # noqa: E731

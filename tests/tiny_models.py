@@ -131,7 +131,7 @@ def sentence_transformer(folder: Path, texts, seed: int = 0) -> Path:
 
 def stard_texts() -> list[str]:
     """Every text of the miniature STARD in tests/conftest.py (the tiny vocabularies' source)."""
-    from conftest import STARD_CORPUS, STARD_QUERIES
+    from fixture_data import STARD_CORPUS, STARD_QUERIES
 
     return [d["name"] + d["content"] for d in STARD_CORPUS] + [q["问题"] for q in STARD_QUERIES]
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from statbench.cache import CacheEntry
-from statbench.errors import StatbenchError
+from statbench.errors import StatbenchError, UnknownNameError
 from statbench.params import Param
 
 from .artefacts import ids_digest, load_or_build
@@ -49,7 +49,7 @@ class Analyzer:
     def __init__(self, language: str, stopwords: Iterable[str] | None = None, stem: bool = True,
                  segmenter: str = "jieba-rs"):
         if segmenter not in SEGMENTERS:
-            raise StatbenchError(f"unknown segmenter {segmenter!r}; valid choices: {', '.join(SEGMENTERS)}")
+            raise UnknownNameError("segmenter", segmenter, SEGMENTERS)
         self.language = language
         self.segmenter = segmenter
         self.stopwords = frozenset(stopwords) if stopwords is not None else default_stopwords(language)

@@ -10,7 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from statbench.errors import StatbenchError
+from statbench.errors import StatbenchError, UnknownNameError
+
+#: How an article's window embeddings are pooled into one vector.
+CHUNK_POOLINGS = ("mean", "max")
 
 
 def windows(n_tokens: int, size: int, overlap: int) -> list[tuple[int, int]]:
@@ -85,8 +88,8 @@ def pool_chunks(embeddings, owner: Sequence[int], n_docs: int, mode: str):
     """One vector per document: mean or max over its chunks' vectors (numpy in, numpy out)."""
     import numpy as np
 
-    if mode not in ("mean", "max"):
-        raise StatbenchError(f"chunk pooling must be 'mean' or 'max', got {mode!r}")
+    if mode not in CHUNK_POOLINGS:
+        raise UnknownNameError("chunk pooling", mode, CHUNK_POOLINGS)
     owner_arr = np.asarray(owner)
     dim = embeddings.shape[1]
     if mode == "mean":

@@ -41,9 +41,9 @@ COLBERT_PARAMS = {
 class ColBERTEncoder:
     """colbert-ai's query and document encoders, on transformers."""
 
-    def __init__(self, name: str, query_maxlen: int, doc_maxlen: int, device: str):
+    def __init__(self, name: str, query_maxlen: int, doc_maxlen: int, device: str, flag: str = "--param"):
         self.query_maxlen, self.doc_maxlen, self.device = query_maxlen, doc_maxlen, device
-        hub.load(name, self._build)
+        hub.load(name, self._build, flag)
 
     def _build(self, path: str):
         import torch
@@ -131,10 +131,20 @@ def maxsim(query, doc) -> float:
 
 
 class _ColBERTBase:
+    """What the ColBERT retriever and reranker share: throughput stats, the lazily loaded encoder."""
+
+    #: The option that takes this plugin's parameters (named in its error messages).
+    flag = "--param"
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.stats: dict[str, float] = {}
+
     def _encoder(self) -> ColBERTEncoder:
         if getattr(self, "_enc", None) is None:
             p = self.params
-            self._enc = ColBERTEncoder(p["model"], int(p["query_maxlen"]), int(p["doc_maxlen"]), hub.device(p["device"]))
+            self._enc = ColBERTEncoder(p["model"], int(p["query_maxlen"]), int(p["doc_maxlen"]), hub.device(p["device"]),
+                                       self.flag)
         return self._enc
 
 
@@ -144,10 +154,6 @@ class ColBERTRetriever(_ColBERTBase, Retriever):
     description = "ColBERTv2 late interaction, exhaustive token-level search + exact MaxSim (colbert-ir/colbertv2.0)"
     default_params = {**COLBERT_PARAMS,
                       "ncandidates": Param(64, "nearest passage tokens per query token that nominate candidates", min=1)}
-
-    def __init__(self, **params):
-        super().__init__(**params)
-        self.stats: dict[str, float] = {}
 
     def index(self, corpus: Sequence[Document], ctx: RunContext) -> None:
         import numpy as np
@@ -210,12 +216,9 @@ class ColBERTRetriever(_ColBERTBase, Retriever):
 
 class ColBERTReranker(_ColBERTBase, Reranker):
     name = "colbertv2"
+    flag = "--reranker-param"
     description = "ColBERTv2 MaxSim reranking of the candidates (colbert-ir/colbertv2.0)"
     default_params = dict(COLBERT_PARAMS)
-
-    def __init__(self, **params):
-        super().__init__(**params)
-        self.stats: dict[str, float] = {}
 
     def rerank(self, queries: Sequence[Query], candidates: Mapping[str, Sequence[str]],
                corpus: Mapping[str, Document], ctx: RunContext) -> dict[str, Ranking]:

@@ -26,6 +26,8 @@ PRESETS = {
     "modernbert-ce": ("Alibaba-NLP/gte-reranker-modernbert-base", "ModernBERT-based cross-encoder reranker"),
 }
 
+#: The option that takes a reranker's parameters (named in its error messages).
+FLAG = "--reranker-param"
 CE_PARAMS = {
     "model": Param("", "checkpoint: hub id or local folder (a preset's by default)"),
     "max_length": Param(512, "tokens of a (query, passage) pair the model reads", min=1),
@@ -42,7 +44,7 @@ class _PairScorer(Reranker):
 
     def __init__(self, **params):
         super().__init__(**params)
-        hub.model_or_preset(self.params, self.preset_model, self.name, "--reranker-param")
+        hub.model_or_preset(self.params, self.preset_model, self.name, FLAG)
         self.stats: dict[str, float] = {}
         self._model = None
 
@@ -89,7 +91,7 @@ class CrossEncoderReranker(_PairScorer):
 
             p = self.params
             self._model = hub.load(p["model"], lambda path: CrossEncoder(
-                path, max_length=int(p["max_length"]), device=hub.device(p["device"])))
+                path, max_length=int(p["max_length"]), device=hub.device(p["device"])), FLAG)
         # raw logits: the activation is monotone and would only squash ties together
         import torch
 
@@ -104,14 +106,8 @@ class MonoT5Reranker(_PairScorer):
     default_params: ClassVar[dict] = with_defaults(CE_PARAMS, model="castorini/monot5-base-msmarco")
 
     def _load(self):
-        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-
         p = self.params
-
-        def build(path):
-            return AutoTokenizer.from_pretrained(path), AutoModelForSeq2SeqLM.from_pretrained(path)
-
-        self._tokenizer, model = hub.load(p["model"], build)
+        self._tokenizer, model = hub.pretrained(p["model"], "AutoModelForSeq2SeqLM", FLAG)
         self._model = model.to(hub.device(p["device"])).eval()
         first = lambda word: self._tokenizer.encode(word, add_special_tokens=False)[0]  # noqa: E731
         self._true, self._false = first("true"), first("false")

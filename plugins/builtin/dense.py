@@ -21,6 +21,7 @@ from statbench.checksum import config_key
 from statbench.params import Param, ParamError
 
 from . import hub
+from .chunking import CHUNK_POOLINGS
 from .encoding_cache import EncodingCache, corpus_checksum
 from .specs import BATCH_SIZE, DEVICE, with_defaults
 
@@ -43,7 +44,7 @@ ENCODER_PARAMS = {
     "normalize": Param(True, "cosine similarity (true) or raw inner product (false)"),
     "chunk_size": Param(200, "article window, in encoder tokens", min=1),
     "chunk_overlap": Param(20, "tokens shared by consecutive windows (< chunk_size)", min=0),
-    "chunk_pooling": Param("mean", "pooling of an article's window embeddings", choices=("mean", "max")),
+    "chunk_pooling": Param("mean", "pooling of an article's window embeddings", choices=CHUNK_POOLINGS),
     "query_max_length": Param(256, "query tokens the encoder reads", min=1),
     "with_title": Param(False, "prepend the article's title (e.g. STARD's law + article number)"),
     "batch_size": BATCH_SIZE,

@@ -69,7 +69,7 @@ class DocT5Query(BM25):
         """The expansions' entry ``doct5query/KEY`` (kind ``doct5query-expansions``) and KEY."""
         p = self.params
         settings = {
-            "model": model_fingerprint(p["model"]), "n": p["n"], "batch_size": p["batch_size"],
+            "model": hub.fingerprint(p["model"]), "n": p["n"], "batch_size": p["batch_size"],
             "max_input_length": p["max_input_length"], "max_new_tokens": p["max_new_tokens"],
             "top_k": p["top_k"], "seed": p["seed"], "data": ctx.data_checksum,
             "ids": ids_digest(d.id for d in corpus)[:16],
@@ -198,40 +198,15 @@ class Journal:
         self.path.unlink(missing_ok=True)
 
 
-def model_fingerprint(name: str) -> str:
-    """A hub name as is; a local directory by its config and the sizes of its files."""
-    path = Path(name).expanduser()
-    if not path.is_dir():
-        return name
-    digest = hashlib.sha256()
-    for file in sorted(path.iterdir()):
-        if file.is_file():
-            digest.update(f"{file.name}:{file.stat().st_size}".encode())
-            if file.name == "config.json":
-                digest.update(file.read_bytes())
-    return f"local:{digest.hexdigest()[:16]}"
-
-
 def load_model(name: str, device: str):
-    """Tokenizer and seq2seq model from a local directory or the Hugging Face cache/hub."""
+    """Tokenizer and seq2seq model, through :func:`hub.load` (a local folder, a local copy
+    of a hub model, or the hub; offline, the error says where to put a copy)."""
     try:
-        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
     except ImportError as exc:
         raise StatbenchError(f"doct5query needs transformers and torch ({exc}); pip install \"statbench[lexical]\"") from None
-    local = Path(name).expanduser()
-    if "/" in name and not local.exists() and (name.startswith((".", "/", "~")) or name.count("/") > 1):
-        raise StatbenchError(f"doct5query: model directory {local} not found")
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(str(local) if local.exists() else name)
-        model = AutoModelForSeq2SeqLM.from_pretrained(str(local) if local.exists() else name)
-    except (OSError, ValueError) as exc:
-        hub_home = os.environ.get("HF_HOME", "~/.cache/huggingface")
-        raise StatbenchError(
-            f"doct5query: cannot load the seq2seq model {name!r} ({type(exc).__name__}). Without access to the "
-            f"Hugging Face hub, fetch it elsewhere (`huggingface-cli download {name} --local-dir DIR`), "
-            f"copy DIR to this machine and pass --param model=DIR, or place it in the hub cache "
-            f"under {hub_home}/hub"
-        ) from None
+    tokenizer, model = hub.pretrained(name, "AutoModelForSeq2SeqLM")
     return tokenizer, model.to(device).eval()
 
 

@@ -1,5 +1,7 @@
-"""Where a neural model's weights come from: a local path, a local copy of a hub model,
-or the Hugging Face hub; and a clear error when none of those works.
+"""Where a model's weights come from: a local path, a local copy of a hub model, or the
+Hugging Face hub; their identity in cache keys (:func:`fingerprint`); and the one error
+wording for a model that cannot be loaded (:func:`load_error`: offline, say where to put
+a copy). Every built-in model that loads hub weights does it through :func:`load`.
 
 A hub id ``org/name`` is looked up, in order, as: an existing directory; a copy under
 ``$STATBENCH_CACHE/hf/org--name`` (for offline machines: put the downloaded files there);
@@ -11,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from statbench.errors import StatbenchError
+from statbench.errors import StatbenchError, one_line
 from statbench.paths import cache_root
 
 
@@ -45,12 +47,15 @@ def model_or_preset(params: dict, preset: str, owner: str, flag: str) -> None:
 
 
 def resolve(name: str) -> str:
-    """A local directory for ``name`` if there is one, else ``name`` itself (a hub id)."""
+    """A local directory for ``name`` if there is one, else ``name`` itself (a hub id).
+    A name that can only be a path (``./x``, ``/x``, ``~/x``, ``a/b/c``) must exist."""
     if not name:
         raise StatbenchError("no model given: pass --param model=HUB_ID_OR_PATH")
     path = Path(name).expanduser()
     if path.exists():
         return str(path)
+    if "/" in name and (name.startswith((".", "/", "~")) or name.count("/") > 1):
+        raise StatbenchError(f"model directory {path} not found")
     for candidate in (local_copy_dir(name), _packaged_copy(name)):
         if candidate is not None and (candidate / "config.json").is_file():
             return str(candidate)
@@ -71,18 +76,19 @@ def fingerprint(name: str) -> str:
     return f"dir:{digest.hexdigest()[:16]}"
 
 
-def load_error(name: str, exc: BaseException) -> StatbenchError:
-    """The error for a model that could not be loaded, saying where a local copy goes."""
+def load_error(name: str, exc: BaseException, flag: str = "--param") -> StatbenchError:
+    """The error for a model that could not be loaded, saying where a local copy goes
+    (``flag``: the option that takes the model, e.g. ``--reranker-param``)."""
     if Path(name).expanduser().exists():
         return StatbenchError(f"could not load model from {name}: {type(exc).__name__}: {exc}")
     return StatbenchError(
-        f"could not load model {name!r} from the Hugging Face hub ({type(exc).__name__}: {str(exc).splitlines()[0]}). "
+        f"could not load model {name!r} from the Hugging Face hub ({one_line(exc)}). "
         f"Offline? Download it elsewhere (`huggingface-cli download {name} --local-dir DIR`) and either pass "
-        f"--param model=DIR or put the files in {local_copy_dir(name)}"
+        f"{flag} model=DIR or put the files in {local_copy_dir(name)}"
     )
 
 
-def load(name: str, loader):
+def load(name: str, loader, flag: str = "--param"):
     """``loader(resolved)``, turning any failure into :func:`load_error`."""
     resolved = resolve(name)
     try:
@@ -90,7 +96,16 @@ def load(name: str, loader):
     except StatbenchError:
         raise
     except (OSError, ValueError, EnvironmentError) as exc:
-        raise load_error(resolved if resolved != name else name, exc) from exc
+        raise load_error(resolved if resolved != name else name, exc, flag) from exc
+
+
+def pretrained(name: str, model_class: str = "AutoModel", flag: str = "--param"):
+    """``(tokenizer, model)`` of a transformers checkpoint (``model_class`` names the
+    ``transformers`` auto class, e.g. ``AutoModelForSeq2SeqLM``), through :func:`load`."""
+    import transformers
+
+    auto = getattr(transformers, model_class)
+    return load(name, lambda path: (transformers.AutoTokenizer.from_pretrained(path), auto.from_pretrained(path)), flag)
 
 
 def device(value: str) -> str:

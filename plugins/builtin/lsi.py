@@ -9,7 +9,6 @@ and the training log go to ``ctx.cache_dir/train`` and an interrupted training r
 from __future__ import annotations
 
 import json
-import random
 import time
 from pathlib import Path
 from typing import Sequence
@@ -49,14 +48,9 @@ class LSIClassifier(Retriever):
 
     def _build(self, n_labels: int):
         import torch
-        from transformers import AutoModel, AutoTokenizer
 
         p = self.params
-
-        def load(path: str):
-            return AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path)
-
-        tokenizer, encoder = hub.load(p["model"], load)
+        tokenizer, encoder = hub.pretrained(p["model"], "AutoModel")
         hidden = encoder.config.hidden_size
         head = torch.nn.Sequential(
             torch.nn.Dropout(float(p["dropout"])), torch.nn.Linear(hidden, int(p["hidden"])), torch.nn.Tanh(),
@@ -72,7 +66,10 @@ class LSIClassifier(Retriever):
         return self._model["head"](cls)
 
     def train(self, queries: Sequence[Query], qrels: Qrels, corpus: Sequence[Document], ctx: RunContext) -> None:
-        from .training import Checkpoints, seed_everything, training_key, training_pairs
+        import torch
+        import torch.nn.functional as F
+
+        from .training import Checkpoints, fit_epochs, planned_steps, seed_everything, training_key, training_pairs
 
         p = self.params
         seed_everything(int(p["seed"]))
@@ -82,67 +79,20 @@ class LSIClassifier(Retriever):
         # always start from the shipped encoder and a fresh head: folds never share weights
         self._tokenizer, self._model = self._build(len(self._labels))
         checkpoints = Checkpoints(ctx.cache_dir / "train", training_key(self, ctx, pairs, weights=hub.fingerprint(p["model"])))
-        with checkpoints.session():
-            self._fit(pairs, label_index, checkpoints, ctx)
-        self._model.eval()
+        ctx.log.info("lsi: %d labels, %d training pairs, %d steps", len(self._labels), len(pairs),
+                     planned_steps(len(pairs), p)[1])
 
-    def _fit(self, pairs, label_index, checkpoints, ctx: RunContext) -> None:
-        import torch
-        import torch.nn.functional as F
+        def batch_loss(batch):
+            logits = self._logits([b.query for b in batch])
+            target = torch.tensor([label_index[b.doc_id] for b in batch], device=logits.device)
+            return F.cross_entropy(logits, target)
 
-        from .training import (
-            optimizer_and_schedule,
-            optimizer_step,
-            planned_steps,
-            restore_rng,
-            rng_state,
-        )
+        def restore(folder: Path) -> None:
+            self._model.load_state_dict(torch.load(folder / "model.pt", weights_only=True))
 
-        p = self.params
-        per_epoch, total = planned_steps(len(pairs), p)
-        optimizer, schedule = optimizer_and_schedule(self._model.parameters(), p, total)
-        start_epoch, step = 0, 0
-        resumed = checkpoints.latest()
-        if resumed is not None:
-            start_epoch, path, info = resumed
-            self._model.load_state_dict(torch.load(path / "model.pt", weights_only=True))
-            state = torch.load(path / "trainer_state.pt", weights_only=False)
-            optimizer.load_state_dict(state["optimizer"])
-            schedule.load_state_dict(state["schedule"])
-            restore_rng(state.get("rng"))
-            step = int(state["step"])
-            ctx.log.info("lsi: %s after epoch %d from %s", "loaded" if info.get("finished") else "resuming",
-                         start_epoch, path)
-            if info.get("finished"):
-                return
-        ctx.log.info("lsi: %d labels, %d training pairs, %d steps", len(self._labels), len(pairs), total)
-        batch_size = int(p["train_batch_size"])
-        advance = ctx.progress("lsi: training", total - step)
-        started = time.perf_counter()
-        for epoch in range(start_epoch, int(p["epochs"])):
-            self._model.train()
-            order = list(range(len(pairs)))
-            random.Random(int(p["seed"]) + epoch).shuffle(order)
-            loss_value = float("nan")
-            for begin in range(0, len(order), batch_size):
-                if step >= total:
-                    break
-                batch = [pairs[i] for i in order[begin : begin + batch_size]]
-                logits = self._logits([b.query for b in batch])
-                target = torch.tensor([label_index[b.doc_id] for b in batch], device=logits.device)
-                loss = F.cross_entropy(logits, target)
-                loss_value = optimizer_step(loss, self._model.parameters(), optimizer, schedule)
-                step += 1
-                advance()
-            finished = step >= total or epoch + 1 == int(p["epochs"])
-            summary = {"epoch": epoch + 1, "step": step, "loss": loss_value, "finished": finished,
-                       "seconds": round(time.perf_counter() - started, 3), "labels": len(self._labels)}
-            checkpoints.log(summary)
-            checkpoints.save(epoch + 1, self._save,
-                             {"optimizer": optimizer.state_dict(), "schedule": schedule.state_dict(), "step": step,
-                              "rng": rng_state()}, summary)
-            if finished:
-                break
+        fit_epochs(label="lsi", modules=[self._model], examples=pairs, batch_loss=batch_loss, params=p,
+                   checkpoints=checkpoints, save_model=self._save, restore_model=restore, ctx=ctx,
+                   progress="lsi: training", record={"labels": len(self._labels)})
 
     def _save(self, folder: Path) -> None:
         import torch

@@ -30,7 +30,7 @@ from typing import Callable, Sequence
 
 from statbench.api import Document, Query, Ranking, RunContext
 from statbench.cache import CacheEntry
-from statbench.errors import StatbenchError
+from statbench.errors import StatbenchError, UnknownNameError
 
 from .artefacts import ids_digest, load_or_build
 
@@ -72,8 +72,7 @@ def start_jvm():
 
 def language_code(language: str) -> str:
     if language not in LANGUAGES:
-        raise StatbenchError(f"the Lucene backend has no analyzer for language {language!r}; "
-                             f"supported: {', '.join(LANGUAGES)}")
+        raise UnknownNameError("Lucene analyzer language", language, LANGUAGES)
     return LANGUAGES[language]
 
 
@@ -166,7 +165,7 @@ class LuceneIndex:
         elif similarity == "qld":
             searcher.set_qld(float(params["mu"]))
         else:
-            raise ValueError(similarity)
+            raise UnknownNameError("Lucene similarity", similarity, ("bm25", "qld"))
         return searcher
 
     def search(self, searcher, queries: Sequence[Query], k: int, texts: Sequence[str] | None = None) -> dict[str, Ranking]:

@@ -20,7 +20,7 @@ from statbench.params import Param
 
 from .analysis import SEGMENTER_PARAM
 from .artefacts import load_or_build
-from .bm25 import ANALYZER_PARAM, LexicalRetriever
+from .lexical import ANALYZER_PARAM, LexicalRetriever, top_k
 
 INDEX_FILE = "index.npz"
 
@@ -88,7 +88,8 @@ class QueryLikelihood(LexicalRetriever):
             matched = np.unique(rows.indices)
             scores = np.full(len(self._doc_ids), -np.inf)
             scores[matched] = counts @ rows[:, matched].toarray() + counts.sum() * self._length_term[matched]
-            return _top_k_finite(scores, self._doc_ids, k, matched)
+            # log-probabilities (negative): only the matched documents are ranked
+            return top_k(scores, self._doc_ids, k, among=matched, positive=False)
 
         return self.search_terms(queries, k, ctx, self._vocab, rank)
 
@@ -100,19 +101,6 @@ def _load(path):
     data = np.load(path, allow_pickle=True)  # the vocabulary is an object array; the entry was verified
     weights = sp.csr_matrix((data["w_data"], data["w_indices"], data["w_indptr"]), shape=tuple(data["w_shape"]))
     return weights, data["length_term"], {t: i for i, t in enumerate(data["vocab"].tolist())}
-
-
-def _top_k_finite(scores, doc_ids, k, matched) -> Ranking:
-    """QL scores are log-probabilities (negative): rank only the matched documents."""
-    import numpy as np
-
-    sub = scores[matched]
-    if k < len(sub):
-        threshold = np.partition(-sub, k - 1)[k - 1]
-        keep = matched[-sub <= threshold]
-    else:
-        keep = matched
-    return [(doc_ids[i], float(scores[i])) for i in keep]
 
 
 @hookimpl

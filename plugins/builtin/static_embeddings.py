@@ -19,13 +19,14 @@ from pathlib import Path
 from typing import Sequence
 
 from statbench import hookimpl
-from statbench.api import Document, Query, Ranking, Retriever, RunContext
+from statbench.api import Document, Query, Ranking, RunContext
 from statbench.cache import CacheEntry
 from statbench.errors import DataFormatError, StatbenchError
 from statbench.params import Param, ParamError
 
-from .analysis import SEGMENTER_PARAM, Analyzer, tokenize_corpus
-from .artefacts import ids_digest, load_or_build
+from .analysis import SEGMENTER_PARAM
+from .artefacts import load_or_build
+from .lexical import LexicalRetriever, top_k
 from .specs import SEED
 
 VECTORS_FILE = "vectors.kv"
@@ -37,9 +38,10 @@ def stable_hash(text: str) -> int:
     return zlib.crc32(text.encode("utf-8"))
 
 
-class MeanPooling(Retriever):
+class MeanPooling(LexicalRetriever):
     family = "static"
     kind = "word2vec"
+    stem = False  # pretrained vectors are of surface forms
     default_params = {
         "vectors": Param("", "pretrained vectors file (word2vec .txt/.vec[.gz]/.bin, fastText .bin, gensim .kv); "
                          "empty: train on the corpus"),
@@ -52,13 +54,6 @@ class MeanPooling(Retriever):
         "workers": Param(1, "training threads (more than 1 is not reproducible)", min=1),
         **SEGMENTER_PARAM,
     }
-
-    def __init__(self, **params):
-        super().__init__(**params)
-        self._doc_ids: list[str] = []
-
-    def analyzer(self, ctx: RunContext) -> Analyzer:
-        return Analyzer(ctx.language, stopwords=ctx.stopwords, stem=False, segmenter=self.params["segmenter"])
 
     # --- vectors ---------------------------------------------------------------------
 
@@ -120,30 +115,24 @@ class MeanPooling(Retriever):
         """Mean of the vectors of the known tokens, L2-normalised (zeros when none is known)."""
         import numpy as np
 
-        known = [t for t in tokens if self._has(t)]
+        known = [t for t in tokens if t in self._known]
         if not known:
             return np.zeros(self._wv.vector_size, dtype=np.float32)
         mean = np.mean([self._wv[t] for t in known], axis=0).astype(np.float32)
         norm = float(np.linalg.norm(mean))
         return mean / norm if norm > 0 else mean
 
-    def _has(self, token: str) -> bool:
-        # fastText vectors answer for any word through its character n-grams
-        return token in self._wv.key_to_index or (self.kind == "fasttext" and token in self._wv)
-
     def index(self, corpus: Sequence[Document], ctx: RunContext) -> None:
         import numpy as np
 
         self._doc_ids = [d.id for d in corpus]
-        analyzer = self.analyzer(ctx)
-        tokens = tokenize_corpus(analyzer, self._doc_ids, [d.text for d in corpus], ctx.cache_root,
-                                 ctx.data_checksum, ctx.progress)
+        tokens = self.tokens(corpus, ctx)
         vectors = self.params["vectors"]
         if vectors:
             self._wv = self.load_vectors(Path(vectors).expanduser())
         else:
-            source = {"data": ctx.data_checksum, "ids": ids_digest(self._doc_ids), "analyzer": analyzer.key()}
-            self._wv = self.train_vectors(tokens, ctx, source)
+            self._wv = self.train_vectors(tokens, ctx, self.corpus_key(corpus, ctx))
+        self._known = Known(self._wv, subwords=self.kind == "fasttext")
         advance = ctx.progress(f"{self.name} pooling", len(tokens))
         rows = []
         for doc_tokens in tokens:
@@ -154,19 +143,23 @@ class MeanPooling(Retriever):
     def search(self, queries: Sequence[Query], k: int, ctx: RunContext) -> dict[str, Ranking]:
         import numpy as np
 
-        analyzer = self.analyzer(ctx)
-        k = min(k, len(self._doc_ids))
-        out: dict[str, Ranking] = {}
-        for query in queries:
-            q = self.embed(analyzer(query.text))
-            out[query.id] = []
-            if k and np.any(q):
-                scores = self._docs @ q
-                top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
-                # keep every document tied with the k-th, so the harness breaks ties by doc id
-                top = np.flatnonzero(scores >= scores[top].min())
-                out[query.id] = [(self._doc_ids[i], float(scores[i])) for i in top]
-        return out
+        def rank(terms: list[str], k: int) -> Ranking:
+            q = self.embed(terms)
+            # cosines may be negative: every document tied with the k-th is kept
+            return top_k(self._docs @ q, self._doc_ids, k, positive=False) if k and np.any(q) else []
+
+        return self.search_terms(queries, k, ctx, self._known, rank)
+
+
+class Known:
+    """The words a set of vectors has a vector for: fastText's answer for any word through
+    its character n-grams (``subwords``)."""
+
+    def __init__(self, wv, subwords: bool):
+        self.wv, self.subwords = wv, subwords
+
+    def __contains__(self, token: str) -> bool:
+        return token in self.wv.key_to_index or (self.subwords and token in self.wv)
 
 
 class Word2VecRetriever(MeanPooling):

@@ -14,7 +14,7 @@ from statbench.api import Document, Query, Ranking, RunContext
 from statbench.params import Param
 
 from .analysis import SEGMENTER_PARAM
-from .bm25 import LexicalRetriever, _top_k
+from .lexical import LexicalRetriever, top_k
 
 
 class TfIdf(LexicalRetriever):
@@ -64,7 +64,7 @@ class TfIdf(LexicalRetriever):
         def rank(terms: list[str], k: int) -> Ranking:
             term_ids = [self._vocab[t] for t in terms]
             q = self._weigh(self._matrix([0] * len(term_ids), term_ids, (1, len(self._vocab))))
-            return _top_k((self._docs @ q.T).toarray().ravel(), self._doc_ids, k)
+            return top_k((self._docs @ q.T).toarray().ravel(), self._doc_ids, k)
 
         return self.search_terms(queries, k, ctx, self._vocab, rank)
 

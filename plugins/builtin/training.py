@@ -1,6 +1,8 @@
-"""Fine-tuning shared by the trainable neural models: epoch checkpoints (resumable),
-a JSON-lines training log, AdamW with linear warm-up and decay, and the contrastive
-loop of the bi-encoders (in-batch negatives, optional BM25 hard negatives, temperature).
+"""Fine-tuning shared by the trainable neural models: the one resumable epoch loop
+(:func:`fit_epochs`: epoch checkpoints with optimiser and RNG state, verified before a
+resume, a JSON-lines training log, AdamW with linear warm-up and decay), and the
+contrastive loss of the bi-encoders (in-batch negatives, optional BM25 hard negatives,
+temperature).
 
 Everything lives under the split's ``ctx.cache_dir/train``: a run interrupted during
 epoch 7 resumes from the end of epoch 6; a finished training is loaded, not repeated."""
@@ -229,6 +231,86 @@ def bm25_hard_negatives(queries: Sequence[Query], qrels: Qrels, corpus: Sequence
     return out
 
 
+def fit_epochs(*, label: str, modules: Sequence, examples: Sequence, batch_loss: Callable[[list], object],
+               params: dict, checkpoints: Checkpoints, save_model: Callable[[Path], None],
+               restore_model: Callable[[Path], None], ctx: RunContext, progress: str,
+               record: dict | None = None) -> dict:
+    """The resumable epoch loop of every trainable model, run under the checkpoints' lock.
+
+    AdamW with warm-up (:func:`optimizer_and_schedule`) over the trainable parameters of
+    ``modules``; each epoch shuffles ``examples`` (seeded by ``seed`` + epoch) into batches
+    of ``train_batch_size`` and takes one optimiser step on ``batch_loss(batch)`` per batch,
+    up to ``max_steps``. After each epoch: a line in ``train_log.jsonl`` and a checkpoint
+    (weights via ``save_model``, optimiser, schedule, step and every RNG state). A training
+    resumes from its newest valid checkpoint (``restore_model(folder)`` loads the weights)
+    exactly as an uninterrupted one would have gone on; a finished one is loaded, not
+    repeated. ``label`` starts the log lines, ``progress`` names the progress bar, ``record``
+    is added to each epoch's summary. Returns the last summary with ``checkpoint``, the
+    fingerprint of the saved weights; ``modules`` are left in evaluation mode."""
+    with checkpoints.session():
+        summary = _fit_epochs(label, modules, examples, batch_loss, params, checkpoints, save_model, restore_model,
+                              ctx, progress, record or {})
+    for module in modules:
+        module.eval()
+    return summary
+
+
+def _fit_epochs(label, modules, examples, batch_loss, params, checkpoints, save_model, restore_model, ctx, progress,
+                record) -> dict:
+    import torch
+
+    _, total = planned_steps(len(examples), params)
+    epochs = int(params["epochs"])
+    parameters = [p for m in modules for p in m.parameters() if p.requires_grad]
+    optimizer, schedule = optimizer_and_schedule(parameters, params, total)
+
+    start_epoch, step = 0, 0
+    resumed = checkpoints.latest()
+    if resumed is not None:
+        start_epoch, path, info = resumed
+        restore_model(path)
+        state = torch.load(path / "trainer_state.pt", weights_only=False)
+        optimizer.load_state_dict(state["optimizer"])
+        schedule.load_state_dict(state["schedule"])
+        restore_rng(state.get("rng"))
+        step = int(state["step"])
+        if info.get("finished"):
+            ctx.log.info("%s: loaded after epoch %d from %s (finished earlier, %d steps)", label, start_epoch, path,
+                         step)
+            return {**info, "checkpoint": Checkpoints.fingerprint(path)}
+        ctx.log.info("%s: resuming after epoch %d from %s (step %d)", label, start_epoch, path, step)
+
+    batch_size = int(params["train_batch_size"])
+    advance = ctx.progress(progress, total - step)
+    started = time.perf_counter()
+    summary: dict = {}
+    loss_value = float("nan")
+    for epoch in range(start_epoch, epochs):
+        for module in modules:
+            module.train()
+        order = list(range(len(examples)))
+        random.Random(int(params["seed"]) + epoch).shuffle(order)
+        for begin in range(0, len(order), batch_size):
+            if step >= total:
+                break
+            batch = [examples[i] for i in order[begin : begin + batch_size]]
+            loss_value = optimizer_step(batch_loss(batch), parameters, optimizer, schedule)
+            step += 1
+            advance()
+        finished = step >= total or epoch + 1 == epochs
+        summary = {"epoch": epoch + 1, "step": step, "loss": loss_value, "finished": finished,
+                   "seconds": round(time.perf_counter() - started, 3), **record}
+        checkpoints.log({**summary, "lr": schedule.get_last_lr()[0]})
+        ctx.log.info("%s: epoch %d done, step %d, loss %.4f", label, epoch + 1, step, loss_value)
+        saved = checkpoints.save(epoch + 1, save_model,
+                                 {"optimizer": optimizer.state_dict(), "schedule": schedule.state_dict(), "step": step,
+                                  "rng": rng_state()}, summary)
+        summary["checkpoint"] = Checkpoints.fingerprint(saved)
+        if finished:
+            break
+    return summary
+
+
 def contrastive_fit(
     *,
     query_encoder,
@@ -246,88 +328,34 @@ def contrastive_fit(
     hard_negatives: dict[str, list[str]] | None = None,
     device: str = "cpu",
 ) -> dict:
-    """Train query/doc encoders (the same object for a siamese model) with the contrastive
-    NLL over in-batch negatives: row i of ``q @ d.T / temperature`` must pick column i.
-    Columns holding another article relevant to query i are masked (not false negatives).
-    Returns the training summary (epochs, steps, last loss, seconds, and ``checkpoint``,
-    the fingerprint of the saved weights). Runs under the checkpoints' lock."""
-    with checkpoints.session():
-        return _contrastive_fit(query_encoder, doc_encoder, pairs, doc_text, qrels, params, temperature, normalize,
-                                checkpoints, save_model, restore_model, ctx, hard_negatives, device)
-
-
-def _contrastive_fit(query_encoder, doc_encoder, pairs, doc_text, qrels, params, temperature, normalize,
-                     checkpoints, save_model, restore_model, ctx, hard_negatives, device) -> dict:
+    """Train query/doc encoders (the same object for a siamese model) with :func:`fit_epochs`
+    on the contrastive NLL over in-batch negatives: row i of ``q @ d.T / temperature`` must
+    pick column i. Columns holding another article relevant to query i are masked (not
+    false negatives); a query's first hard negative joins the batch's document side."""
     import torch
     import torch.nn.functional as F
     from sentence_transformers.util import batch_to_device
 
-    per_epoch, total = planned_steps(len(pairs), params)
-    epochs = int(params["epochs"])
+    def batch_loss(batch: list[Pair]):
+        doc_ids = [p.doc_id for p in batch]
+        for p in batch:  # hard negatives join the batch's document side
+            doc_ids.extend(hard_negatives.get(p.query_id, [])[:1] if hard_negatives else [])
+        q = _embed(query_encoder, [p.query for p in batch], device, batch_to_device)
+        d = _embed(doc_encoder, [doc_text(i) for i in doc_ids], device, batch_to_device)
+        if normalize:
+            q, d = F.normalize(q, dim=-1), F.normalize(d, dim=-1)
+        scores = q @ d.T / temperature
+        mask = torch.tensor(
+            [[j != i and qrels.get(p.query_id, {}).get(doc, 0) > 0 for j, doc in enumerate(doc_ids)]
+             for i, p in enumerate(batch)]
+        )
+        scores = scores.masked_fill(mask.to(scores.device), float("-inf"))
+        return F.cross_entropy(scores, torch.arange(len(batch), device=scores.device))
+
     modules = [query_encoder] if query_encoder is doc_encoder else [query_encoder, doc_encoder]
-    parameters = [p for m in modules for p in m.parameters() if p.requires_grad]
-    optimizer, schedule = optimizer_and_schedule(parameters, params, total)
-
-    start_epoch, step = 0, 0
-    resumed = checkpoints.latest()
-    if resumed is not None:
-        epoch_done, path, info = resumed
-        restore_model(path)
-        state = torch.load(path / "trainer_state.pt", weights_only=False)
-        optimizer.load_state_dict(state["optimizer"])
-        schedule.load_state_dict(state["schedule"])
-        restore_rng(state.get("rng"))
-        start_epoch, step = epoch_done, int(state["step"])
-        if info.get("finished"):
-            ctx.log.info("training: finished earlier (%d epochs, %d steps); loading %s", epoch_done, step, path)
-            return {**info, "checkpoint": Checkpoints.fingerprint(path)}
-        ctx.log.info("training: resuming after epoch %d (step %d) from %s", epoch_done, step, path)
-
-    batch_size = int(params["train_batch_size"])
-    advance = ctx.progress("fine-tuning", total - step)
-    started = time.perf_counter()
-    summary: dict = {}
-    loss_value = float("nan")
-    for epoch in range(start_epoch, epochs):
-        for module in modules:
-            module.train()
-        order = list(range(len(pairs)))
-        random.Random(int(params["seed"]) + epoch).shuffle(order)
-        for begin in range(0, len(order), batch_size):
-            if step >= total:
-                break
-            batch = [pairs[i] for i in order[begin : begin + batch_size]]
-            doc_ids = [p.doc_id for p in batch]
-            for p in batch:  # hard negatives join the batch's document side
-                doc_ids.extend(hard_negatives.get(p.query_id, [])[:1] if hard_negatives else [])
-            q = _embed(query_encoder, [p.query for p in batch], device, batch_to_device)
-            d = _embed(doc_encoder, [doc_text(i) for i in doc_ids], device, batch_to_device)
-            if normalize:
-                q, d = F.normalize(q, dim=-1), F.normalize(d, dim=-1)
-            scores = q @ d.T / temperature
-            mask = torch.tensor(
-                [[j != i and qrels.get(p.query_id, {}).get(doc, 0) > 0 for j, doc in enumerate(doc_ids)]
-                 for i, p in enumerate(batch)]
-            )
-            scores = scores.masked_fill(mask.to(scores.device), float("-inf"))
-            loss = F.cross_entropy(scores, torch.arange(len(batch), device=scores.device))
-            loss_value = optimizer_step(loss, parameters, optimizer, schedule)
-            step += 1
-            advance()
-        finished = step >= total or epoch + 1 == epochs
-        summary = {"epoch": epoch + 1, "step": step, "loss": loss_value, "finished": finished,
-                   "seconds": round(time.perf_counter() - started, 3), "pairs": len(pairs)}
-        checkpoints.log({**summary, "lr": schedule.get_last_lr()[0]})
-        ctx.log.info("training: epoch %d done, step %d, loss %.4f", epoch + 1, step, loss_value)
-        saved = checkpoints.save(epoch + 1, save_model,
-                                 {"optimizer": optimizer.state_dict(), "schedule": schedule.state_dict(), "step": step,
-                                  "rng": rng_state()}, summary)
-        summary["checkpoint"] = Checkpoints.fingerprint(saved)
-        if finished:
-            break
-    for module in modules:
-        module.eval()
-    return summary
+    return fit_epochs(label="training", modules=modules, examples=pairs, batch_loss=batch_loss, params=params,
+                      checkpoints=checkpoints, save_model=save_model, restore_model=restore_model, ctx=ctx,
+                      progress="fine-tuning", record={"pairs": len(pairs)})
 
 
 def _embed(encoder, texts: list[str], device: str, batch_to_device):

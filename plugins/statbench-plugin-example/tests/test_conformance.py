@@ -1,5 +1,7 @@
 """A plugin author's own tests: statbench.testing checks the plugin's contract."""
 
+from example_fixtures import isolated_cache  # noqa: F401  (fixtures; first: it finds the package)
+
 from statbench.testing import check_reranker, check_retriever
 from statbench_plugin_example import CharNgram, LengthPrior
 

@@ -1,4 +1,4 @@
-"""An example statbench plugin, packaged as its own distribution.
+"""The example's models: ``charngram`` (a retriever) and ``length-prior`` (a reranker).
 
 ``charngram`` ranks articles by the cosine of character n-gram counts (no tokenizer, so
 it works for French, Chinese and English alike). ``length-prior`` reranks candidates,
@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from statbench import hookimpl
 from statbench.api import Reranker, Retriever
 
 
@@ -59,13 +58,3 @@ class LengthPrior(Reranker):
                 for rank, doc_id in enumerate(docs)
             ]
         return out
-
-
-@hookimpl
-def register_retrievers(register):
-    register(CharNgram)
-
-
-@hookimpl
-def register_rerankers(register):
-    register(LengthPrior)

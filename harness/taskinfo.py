@@ -1,0 +1,137 @@
+"""What a task declares about itself, typed: the one record the core reads about a task.
+
+A task class carries a :class:`TaskInfo` as ``info`` (``DefinedTask`` fills it from its
+JSON definition; a plain :class:`~statbench.api.Task` declares it in Python). Everything
+the harness needs before loading any data lives here: language and analyzer, the
+relevance scale, named protocols (sets of splits evaluated together, one the default),
+the primary measure and every measure, the run depth, the frozen pools a task expects,
+and published figures with their source. :func:`check_info` validates one in one place.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from .api import Measure
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """A way of evaluating the task: its splits are run together and reported as one
+    table (mean ± std over splits when there are several)."""
+
+    name: str
+    splits: tuple[str, ...]
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class PoolInfo:
+    """A frozen candidate pool the task expects (built with ``statbench pool build``)."""
+
+    name: str
+    description: str = ""
+    depth: int = 100
+    retriever: str = ""
+    build: str = ""
+
+
+@dataclass(frozen=True)
+class Published:
+    """Reference figures from a paper: measure label -> value (fractions, not percents)."""
+
+    label: str
+    source: str
+    scores: Mapping[str, float]
+    family: str = ""
+    protocol: str = ""
+    #: the frozen pool reranked, for figures of rerankers
+    pool: str = ""
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    name: str
+    language: str
+    measures: tuple[Measure, ...]
+    #: label of the measure significance tests and summaries use
+    primary_measure: str = ""
+    description: str = ""
+    #: bump whenever the loader builds anything differently from the same files
+    version: str = "1"
+    #: the analyzer the task's text calls for, when not the language's default
+    analyzer: str = ""
+    #: relevance grade -> what it means
+    relevance: Mapping[int, str] = field(default_factory=lambda: {1: "relevant"})
+    protocols: tuple[Protocol, ...] = ()
+    default_protocol: str = ""
+    depth: int = 1000
+    pools: tuple[PoolInfo, ...] = ()
+    published: tuple[Published, ...] = ()
+    #: declared sizes (split name -> queries, and "corpus"), shown before any data is loaded
+    sizes: Mapping[str, int] = field(default_factory=dict)
+    paper: str = ""
+    licence: str = ""
+    #: how the task is evaluated, in words
+    evaluation: str = ""
+
+    @property
+    def primary(self) -> str:
+        """The primary measure's label (the first measure when none is declared)."""
+        return self.primary_measure or self.measures[0].label
+
+    def protocol(self, name: str | None = None) -> Protocol | None:
+        """The named protocol, or the default one (None when the task declares none)."""
+        wanted = name or self.default_protocol or (self.protocols[0].name if self.protocols else "")
+        return next((p for p in self.protocols if p.name == wanted), None)
+
+    def protocol_of(self, split_names) -> str:
+        """The protocol whose splits are exactly ``split_names`` ('' when none is)."""
+        wanted = set(split_names)
+        return next((p.name for p in self.protocols if set(p.splits) == wanted), "")
+
+    @property
+    def measure_labels(self) -> list[str]:
+        return [m.label for m in self.measures]
+
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+
+
+def check_info(info: TaskInfo) -> list[str]:
+    """Every problem with a declaration (empty when it is sound); measures are checked
+    for parsing elsewhere (they may need the measure registry)."""
+    problems = []
+    if not isinstance(info.name, str) or not _NAME.match(info.name):
+        problems.append(f"name {info.name!r} must be letters, digits, '.', '_', '+', '-'")
+    if not isinstance(info.language, str) or not re.fullmatch(r"[a-z]{2,3}(-[A-Za-z0-9]+)*", info.language):
+        problems.append(f"language {info.language!r} must be an ISO 639 code such as 'fr' or 'zh'")
+    if not info.measures:
+        problems.append("declares no measures")
+    labels = [m.label for m in info.measures]
+    if info.primary_measure and info.primary_measure not in labels:
+        problems.append(f"primary measure {info.primary_measure!r} is not one of its measures ({', '.join(labels)})")
+    if not isinstance(info.depth, int) or isinstance(info.depth, bool) or info.depth < 1:
+        problems.append(f"depth must be an int >= 1, found {info.depth!r}")
+    names = [p.name for p in info.protocols]
+    if len(set(names)) != len(names):
+        problems.append("a protocol is declared twice")
+    for protocol in info.protocols:
+        if not protocol.splits:
+            problems.append(f"protocol {protocol.name!r} names no split")
+    if info.default_protocol and info.default_protocol not in names:
+        problems.append(f"default protocol {info.default_protocol!r} is not one of its protocols ({', '.join(names)})")
+    for grade in info.relevance:
+        if not isinstance(grade, int) or isinstance(grade, bool):
+            problems.append(f"relevance grade {grade!r} must be an int")
+    pool_names = [p.name for p in info.pools]
+    if len(set(pool_names)) != len(pool_names):
+        problems.append("a pool is declared twice")
+    for published in info.published:
+        unknown = sorted(set(published.scores) - set(labels))
+        if unknown:
+            problems.append(f"published figures {published.label!r} name measures the task does not declare: "
+                            f"{', '.join(unknown)}")
+    return problems

@@ -1,0 +1,32 @@
+"""Small task data the tests write into their own folders (never ../shared).
+
+Imported by name (``from fixture_data import ...``): a module named ``conftest`` would
+clash with the example plugin's own conftest when both test folders run together."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+# A miniature STARD: six articles, four queries (names are the doc ids).
+STARD_CORPUS = [
+    {"id": 1, "name": "建筑法第一条", "content": "为了加强对建筑活动的监督管理，维护建筑市场秩序，保证建筑工程的质量和安全。"},
+    {"id": 2, "name": "建筑法第二条", "content": "在中华人民共和国境内从事建筑活动，实施对建筑活动的监督管理，应当遵守本法。"},
+    {"id": 3, "name": "民法典第五十四条", "content": "自然人从事工商业经营，经依法登记，为个体工商户。个体工商户可以起字号。"},
+    {"id": 4, "name": "民法典第五十六条", "content": "个体工商户的债务，个人经营的，以个人财产承担；家庭经营的，以家庭财产承担。"},
+    {"id": 5, "name": "刑法第一条", "content": "为了惩罚犯罪，保护人民，根据宪法，结合我国同犯罪作斗争的具体经验及实际情况，制定本法。"},
+    {"id": 6, "name": "婚姻法第二条", "content": "实行婚姻自由、一夫一妻、男女平等的婚姻制度。保护妇女、儿童和老人的合法权益。"},
+]
+STARD_QUERIES = [
+    {"query_id": 0, "问题": "谁可以成为个体工商户？", "match_id": [3], "match_name": ["民法典第五十四条"]},
+    {"query_id": 1, "问题": "个体工商户的债务由谁承担？", "match_id": [4], "match_name": ["民法典第五十六条"]},
+    {"query_id": 2, "问题": "建筑活动的监督管理适用什么法律？", "match_id": [1, 2], "match_name": ["建筑法第二条", "建筑法第一条"]},
+    {"query_id": 3, "问题": "婚姻制度的基本原则是什么？", "match_id": [6], "match_name": ["婚姻法第二条"]},
+    {"query_id": 4, "问题": "为什么要惩罚犯罪？", "match_id": [5], "match_name": ["刑法第一条"]},
+]
+
+
+def write_jsonl(path: Path, rows) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
