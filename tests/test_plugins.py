@@ -11,7 +11,6 @@ from statbench.errors import UnknownNameError
 from statbench.testing import registered_plugin
 
 
-
 GOOD = """
 from statbench import hookimpl
 from statbench.api import Retriever
