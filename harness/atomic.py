@@ -20,12 +20,19 @@ def atomic_open(path, mode: str = "w", encoding: str | None = "utf-8"):
         with os.fdopen(fd, mode, encoding=None if binary else encoding) as handle:
             yield handle
             handle.flush()
+            os.fchmod(handle.fileno(), 0o666 & ~_umask())  # mkstemp makes 0600; published files are not private
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_text(path, text: str) -> None:

@@ -77,10 +77,12 @@ class CacheEntry:
     JSON-serialisable configuration it was built from, stored in the manifest and checked
     on read, so an entry can never be taken for another configuration's."""
 
-    def __init__(self, path: Path, kind: str, key: dict | None = None):
+    def __init__(self, path: Path, kind: str, key: dict | None = None, required: tuple[str, ...] = ()):
         self.path = Path(path)
         self.kind = kind
         self.key = key or {}
+        #: files the entry must hold (a manifest listing fewer is not this kind's entry)
+        self.required = tuple(required)
 
     # --- reading -----------------------------------------------------------------------
 
@@ -105,8 +107,13 @@ class CacheEntry:
         if manifest.get("kind") != self.kind or manifest.get("key") != _jsonable(self.key):
             return "manifest of another configuration"
         recorded = manifest.get("files")
-        if not isinstance(recorded, dict):
-            return "manifest lists no files"
+        if not isinstance(recorded, dict) or not all(
+                isinstance(meta, dict) and isinstance(meta.get("size"), int) and isinstance(meta.get("sha256"), str)
+                for meta in recorded.values()):
+            return "manifest lists no files, or lists them in another shape"
+        absent = [name for name in self.required if name not in recorded]
+        if absent:
+            return f"manifest does not list {absent[0]!r}"
         present = {p.relative_to(self.path).as_posix() for p in _files(self.path)} - {MANIFEST}
         extra = sorted(present - set(recorded))
         if extra:

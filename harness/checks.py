@@ -136,6 +136,13 @@ def check_task_data(task_name: str, data: TaskData) -> None:
     if untexted is not None:
         raise TaskDataError(f"{who}: document {untexted!r} has text of type "
                             f"{type(data.corpus[untexted].text).__name__}, not str")
+    untexted = next((q.id for q in data.queries.values() if not isinstance(q.text, str)), None)
+    if untexted is not None:
+        raise TaskDataError(f"{who}: query {untexted!r} has text of type "
+                            f"{type(data.queries[untexted].text).__name__}, not str")
+    if not isinstance(data.checksum, str) or not re.fullmatch(r"[0-9a-f]{64}", data.checksum):
+        raise TaskDataError(f"{who}: TaskData.checksum must be a sha256 hex digest (statbench.checksum.files_sha256), "
+                            f"found {data.checksum!r}")
     if not any(g > 0 for docs in data.qrels.values() for g in docs.values()):
         raise TaskDataError(f"{who}: the loaded data has no relevance judgements")
     for qid, docs in data.qrels.items():
@@ -170,9 +177,13 @@ def _check_split(who: str, split, data: TaskData) -> None:
                                 f"{other} set (e.g. {', '.join(map(repr, overlap[:EXAMPLES]))})")
     if len(set(split.test)) != len(split.test):
         raise TaskDataError(f"{who}: split {split.name!r} lists a test query twice")
-    if not any(g > 0 for q in split.test for g in data.qrels.get(q, {}).values()):
-        # its means would be 0.0 on every measure and drag the mean over splits down
-        raise TaskDataError(f"{who}: split {split.name!r} has no test query with a relevant judgement")
+    unjudged = [q for q in split.test if not any(g > 0 for g in data.qrels.get(q, {}).values())]
+    if unjudged:
+        # such a query would be left out of the means (or score 0) without a word: the loader
+        # must drop it and say so in TaskData.dropped
+        raise TaskDataError(f"{who}: split {split.name!r}: {len(unjudged)} test query(ies) have no relevant "
+                            f"judgement (e.g. {', '.join(map(repr, unjudged[:EXAMPLES]))}); drop them in the "
+                            "loader and list them in TaskData.dropped")
 
 
 # --- what a model returned -----------------------------------------------------------
@@ -224,7 +235,10 @@ def _check_one(owner: str, qid: str, ranking, allowed, per_query: bool, k: int |
         if type(score) is not float:
             if isinstance(score, bool) or not isinstance(score, numbers.Real):
                 raise PluginError(f"{where}, doc {doc_id!r}: score {score!r} is not a real number")
-            score = float(score)
+            try:
+                score = float(score)
+            except (OverflowError, ValueError, TypeError):
+                raise PluginError(f"{where}, doc {doc_id!r}: score {score!r} cannot be a float") from None
         if not math.isfinite(score):
             raise PluginError(f"{where}, doc {doc_id!r}: score {score!r} is not finite")
         checked.append((doc_id, score))

@@ -217,6 +217,8 @@ def _parse_json(path: Path, text: str, start: int, base_line: int = 0, value_lin
                               "win silently)", value_line, exc.key) from None
     except RecursionError:
         raise DataFormatError(path, "JSON nested too deeply", value_line) from None
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise DataFormatError(path, f"invalid JSON value ({exc})", value_line) from None
 
 
 _WS = re.compile(r"[ \t\n\r]*")

@@ -37,6 +37,9 @@ class OutputSet:
     def check(self) -> None:
         """Refuse, before any work, a target that could not be written or replaced."""
         target = self.target
+        if Path.cwd().resolve().is_relative_to(target.resolve()):
+            raise OutputError(f"--output {target}: is the current folder or one of its parents; give a folder "
+                              "below it (it is replaced as a whole)")
         if target.is_symlink():
             raise OutputError(f"--output {target}: is a symbolic link; give the folder itself")
         if target.exists() and not target.is_dir():

@@ -25,6 +25,8 @@ from typing import Any, Iterable, Mapping
 from .errors import StatbenchError, UnknownNameError
 
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
+_INT = re.compile(r"[+-]?[0-9]+")
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _TYPES = (bool, int, float, str)
 
 
@@ -118,9 +120,18 @@ def _from_string(text: str, kind: type):
             raise ValueError(text)
         return lowered in _TRUE
     if kind is int:
+        if not _INT.fullmatch(text):  # ASCII digits only: no '1_0', no other scripts' digits
+            raise ValueError(text)
         return int(text, 10)
     if kind is float:
-        return float(text)
+        if not _FLOAT.fullmatch(text):
+            if text.strip("+-").lower() in ("nan", "inf", "infinity"):
+                return float(text)  # refused as "not a finite number" by the range check
+            raise ValueError(text)
+        value = float(text)
+        if value == 0.0 and re.search(r"[1-9]", text.lower().split("e")[0]):
+            raise ValueError(text)  # underflows to zero: not the number given
+        return value + 0.0  # -0.0 -> 0.0: one value, one cache key
     return text
 
 
@@ -139,7 +150,7 @@ def _typed(value, kind: type):
     if kind is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise TypeError(value)
-        return float(value)
+        return float(value) + 0.0
     if not isinstance(value, str):
         raise TypeError(value)
     return value

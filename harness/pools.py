@@ -69,6 +69,9 @@ class Pools(Mapping):
         side = sidecar_path(path)
         info = {"path": str(path), "sha256": actual, "sidecar": None}
         if not side.is_file():
+            if path.parent == cache_pool_dir(self.task_name):  # built by `pool build`, which always writes one
+                return info, (f"pool {name!r}: {path} has lost its sidecar {side.name}, so it cannot be verified; "
+                              f"rebuild it with `statbench pool build --task {self.task_name} --name {name} ...`")
             return info, None  # a pool shipped without a sidecar: its checksum is recorded as found
         from .dataio import read_json
 

@@ -100,4 +100,4 @@ def split_run_entry(task_name: str, task_checksum: str, split: Split, *, retriev
         "rerank_depth": rerank_depth if reranker is not None else None,
         "depth": depth,
     }
-    return CacheEntry(cache_root() / "runs" / task_name / config_key(key), "split-run", key)
+    return CacheEntry(cache_root() / "runs" / task_name / config_key(key), "split-run", key, required=("run.trec",))

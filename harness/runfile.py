@@ -70,10 +70,10 @@ def read_run(path, *, allow_empty: bool = False) -> dict[str, Ranking]:
         qid, _, doc_id, rank, score, _ = parts
         if not _INTEGER.fullmatch(rank):
             raise DataFormatError(path, f"rank {rank!r} is not an integer", lineno, "rank")
-        try:
-            value = float(score)
-        except ValueError:
-            raise DataFormatError(path, f"score {score!r} is not a number", lineno, "score") from None
+        if not _NUMBER.fullmatch(score):
+            what = "is not a finite number" if score.strip("+-").lower() in ("nan", "inf", "infinity") else "is not a number"
+            raise DataFormatError(path, f"score {score!r} {what}", lineno, "score")
+        value = float(score)
         if not math.isfinite(value):
             raise DataFormatError(path, f"score {score!r} is not a finite number", lineno, "score")
         seen = first_line.setdefault(qid, {})
@@ -135,12 +135,23 @@ def write_qrels(path, qrels: Qrels) -> None:
         handle.writelines(format_qrels(qrels))
 
 
+_SEPARATORS = re.compile(r"[ \t]+")
+#: a score as trec_eval reads one: ASCII digits, optional sign, point and exponent
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 def _columns(path: Path, expected: int, layout: str):
     """``(line number, columns)`` of each non-blank line (read like every other input file)."""
     for lineno, line in read_lines(path):
         if not line.strip():
             continue
-        parts = line.split()
+        # columns are separated by spaces and tabs only, as trec_eval reads them; any other
+        # white space (NBSP, vertical tab...) would split differently in other tools
+        parts = _SEPARATORS.split(line.strip(" \t\r\n"))
+        odd = next((c for part in parts for c in part if c.isspace()), None)
+        if odd is not None:
+            raise DataFormatError(path, f"white space {odd!r} inside a column (columns are separated by spaces "
+                                  "and tabs only)", lineno)
         if len(parts) != expected:
             raise DataFormatError(path, f"expected {expected} columns ({layout}), found {len(parts)}", lineno)
         yield lineno, parts

@@ -60,7 +60,8 @@ def select_splits(info, data, wanted: list[str] | None = None, protocol: str | N
         missing = [n for n in chosen_protocol.splits if n not in available]
         if missing:
             raise StatbenchError(f"protocol {chosen_protocol.name!r} of task {info.name} needs split(s) "
-                                 f"{', '.join(missing)}, which the loaded data lacks (optional files missing?)")
+                                 f"{', '.join(missing)}, which the loaded data lacks (optional files missing, or "
+                                 "every query of the split dropped while loading: see the dropped items)")
         wanted = list(chosen_protocol.splits)
     for name in wanted:
         if name not in available:
