@@ -535,3 +535,102 @@ def test_task_data_with_train_test_overlap_is_refused(stard_dir, tmp_path):
                                           str(stard_dir), "--output", str(tmp_path / "o")])
     assert result.exit_code == 2
     assert "split 'fold-1': 1 test query id(s) are also in its train set" in result.output
+
+
+# --- holes a red-team pass found, kept closed ---------------------------------------------
+
+
+def test_built_pool_that_lost_its_sidecar_is_refused(stard_dir, tmp_path, isolated_cache):
+    assert run_cli("pool", "build", "--task", "stard", "--retriever", "bm25", "--depth", "3", "--data-dir",
+                   str(stard_dir), "--no-progress").exit_code == 0
+    (isolated_cache / "pools" / "stard" / "bm25.json").unlink()
+    result = CliRunner().invoke(cli, ["run", "--task", "stard", "--pool", "bm25", "--data-dir", str(stard_dir),
+                                      "--output", str(tmp_path / "o"), "--no-progress"])
+    assert result.exit_code == 2 and "has lost its sidecar bm25.json" in result.output
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("files", [{"run.trec": 5}, {}, "none"])
+def test_manifest_of_another_shape_is_rebuilt_not_fatal(stard_dir, tmp_path, clean_run, isolated_cache, files):
+    entry = split_entries(isolated_cache)[0]
+    manifest = json.loads((entry / "manifest.json").read_text())
+    manifest["files"] = files
+    (entry / "manifest.json").write_text(json.dumps(manifest))
+    if files == {}:
+        (entry / "run.trec").unlink()
+    out = tmp_path / "again"
+    result = run_cli(*bm25_args(stard_dir, out))
+    assert result.exit_code == 0, result.output
+    assert (out / "run.trec").read_bytes() == (clean_run / "run.trec").read_bytes()
+    assert [e["entry"] for e in json.loads((out / "results.json").read_text())["cache_invalid"]] == [str(entry)]
+
+
+def test_unjudged_test_query_is_refused(stard_dir, tmp_path):
+    from statbench.api import Split
+
+    class Unjudged(Stard):
+        name = "stard-unjudged"
+
+        def load(self, data_dir, log):
+            data = super().load(data_dir, log)
+            first = data.splits[0].test[0]
+            del data.qrels[first]
+            return data
+
+    class UnjudgedPlugin:
+        @hookimpl
+        def register_tasks(self, register):
+            register(Unjudged)
+
+    assert Split  # the split keeps its test query; only its judgements are gone
+    with registered_plugin(UnjudgedPlugin(), "unjudged"):
+        result = CliRunner().invoke(cli, ["run", "--task", "stard-unjudged", "--model", "bm25", "--data-dir",
+                                          str(stard_dir), "--output", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert "split 'fold-1': 1 test query(ies) have no relevant judgement" in result.output
+
+
+@pytest.mark.parametrize("value", ["1_5", "１.５", "1e-400", "٣"])
+def test_parameters_take_ascii_numbers_only(stard_dir, tmp_path, value):
+    result = CliRunner().invoke(cli, [*bm25_args(stard_dir, tmp_path / "o"), "--param", f"k1={value}"])
+    assert result.exit_code == 2 and f"parameter k1={value!r} for bm25" in result.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_negative_zero_is_zero(stard_dir, tmp_path):
+    assert run_cli(*bm25_args(stard_dir, tmp_path / "o"), "--param", "b=-0").exit_code == 0
+    assert json.loads((tmp_path / "o" / "results.json").read_text())["model"]["params"]["b"] == 0.0
+
+
+@pytest.mark.parametrize("score, message", [("١", "score '١' is not a number"), ("1_0", "score '1_0' is not a number"),
+                                            ("1.0\u00a0x", "white space '\\xa0' inside a column")])
+def test_run_scores_are_read_as_trec_eval_reads_them(stard_dir, tmp_path, clean_run, score, message):
+    lines = (clean_run / "run.trec").read_text().splitlines()
+    parts = lines[0].split(" ")
+    parts[4] = score
+    lines[0] = " ".join(parts)
+    (tmp_path / "bad.trec").write_text("\n".join(lines) + "\n")
+    result = CliRunner().invoke(cli, ["evaluate", str(tmp_path / "bad.trec"), "--task", "stard", "--data-dir",
+                                      str(stard_dir)])
+    assert result.exit_code == 2 and message in result.output and ", line 1" in result.output
+
+
+def test_outputs_are_readable_and_the_current_folder_is_never_replaced(stard_dir, tmp_path, monkeypatch, clean_run):
+    assert oct((clean_run / "results.json").stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+    monkeypatch.chdir(clean_run)
+    result = CliRunner().invoke(cli, bm25_args(stard_dir, "."))
+    assert result.exit_code == 2 and "is the current folder or one of its parents" in result.output
+    assert sorted(p.name for p in clean_run.iterdir()) == ["qrels.trec", "results.json", "run.log", "run.trec"]
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_overflowing_plugin_score_is_one_line(stard_dir, tmp_path):
+    from statbench.checks import PluginError, check_rankings
+
+    with pytest.raises(PluginError, match=r"m, query 'q', doc 'a': score .* cannot be a float"):
+        check_rankings({"q": [("a", 10 ** 400)]}, owner="m", query_ids={"q"}, corpus={"a"})
