@@ -99,6 +99,8 @@ class Registry:
     measures: dict[str, Registered] = field(default_factory=dict)
     #: (kind, name) -> every provider of a name registered more than once, the chosen first.
     clashes: dict[tuple[str, str], list[Registered]] = field(default_factory=dict)
+    #: clashing names already warned about
+    warned: set[tuple[str, str]] = field(default_factory=set)
 
     def get(self, kind: str, name: str) -> Registered:
         """The entry for a plain name (clashes resolved by the documented rule, with a
@@ -119,7 +121,8 @@ class Registry:
         if name not in table:
             raise UnknownNameError(kind.rstrip("s"), name, table)
         clash = self.clashes.get((kind, name))
-        if clash:
+        if clash and (kind, name) not in self.warned:  # said once per command, however often it is looked up
+            self.warned.add((kind, name))
             others = ", ".join(e.qualified for e in clash[1:])
             _log.warning("%s %r is registered by several plugins; using %s (%s); the others: %s", kind.rstrip("s"),
                          name, clash[0].qualified, self.rule(clash), others)
@@ -164,8 +167,7 @@ def _short_error(exc: BaseException) -> str:
     where = f" ({frame[0].filename}:{frame[0].lineno})" if frame else ""
     if isinstance(exc, SystemExit):
         return f"SystemExit({exc.code!r}) raised by the plugin{where}"
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}{where}"
+    return f"{one_line(exc)}{where}"
 
 
 @contextlib.contextmanager

@@ -31,7 +31,7 @@ from typing import Any
 
 from .api import Ranking, Reranker, Retriever, RunContext, Split, Task, TaskData
 from .atomic import write_json, write_text
-from .cache import CacheEntry, take_events
+from .cache import CacheEntry, cached, take_events
 from .checks import check_rankings, check_task_data
 from .checksum import file_sha256
 from .dataio import read_json
@@ -413,20 +413,20 @@ class _SplitRunner:
 
     def split(self, split: Split) -> dict[str, Ranking]:
         entry = self.entry(split)
-        if not entry.valid():
-            with entry.lock():  # an identical run computing this split: wait, then reuse its work
-                reason = entry.verify()
-                if reason is not None:
-                    if reason != "missing":
-                        entry.invalid(reason)
-                    self.cache_hits[split.name] = "miss"
-                    with entry.build() as staging:
-                        self._compute(split, staging)
-                    return read_run(entry.file("run.trec"), allow_empty=True)
-        self.log.info("%s: reusing cached run %s", split.name, entry.path)
-        self.cache_hits[split.name] = "hit"
-        if entry.file("stats.json").is_file():
-            self.cached_throughput.update(read_json(entry.file("stats.json")))
+        built: list[bool] = []
+
+        def build(staging: Path) -> None:
+            built.append(True)
+            self._compute(split, staging)
+
+        # verified, or built under the entry's lock (an identical run computing this split:
+        # wait, then reuse its work)
+        cached(entry, build)
+        self.cache_hits[split.name] = "miss" if built else "hit"
+        if not built:
+            self.log.info("%s: reusing cached run %s", split.name, entry.path)
+            if entry.file("stats.json").is_file():
+                self.cached_throughput.update(read_json(entry.file("stats.json")))
         return read_run(entry.file("run.trec"), allow_empty=True)
 
     def _compute(self, split: Split, staging: Path) -> None:

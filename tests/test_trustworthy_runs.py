@@ -471,7 +471,7 @@ def test_third_party_bm25_never_silently_replaces_the_builtin(fake_distributions
         "statbench:bm25", "statbench-hostile-bm25:bm25"]
     result = CliRunner().invoke(cli, bm25_args(stard_dir, tmp_path / "builtin"))
     assert result.exit_code == 0
-    assert "registered by several plugins; using statbench:bm25 (the built-in wins)" in result.output
+    assert result.output.count("registered by several plugins; using statbench:bm25 (the built-in wins)") == 1
     builtin = json.loads((tmp_path / "builtin" / "results.json").read_text())
     assert builtin["model"]["plugin"]["distribution"] == "statbench"
     result = CliRunner().invoke(cli, ["run", "--task", "stard", "--model", "statbench-hostile-bm25:bm25",
