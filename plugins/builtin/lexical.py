@@ -1,7 +1,7 @@
 """What the lexical and static-embedding models share (not a plugin of its own): the
 analyzer a model's parameters select, the cached tokenised corpus and the key of what is
 built from it, the query loop of the embedded backends (:meth:`LexicalRetriever.search_terms`),
-the top-k cut that keeps ties (:func:`top_k`), and the Lucene backend of BM25 and QL
+and the Lucene backend of BM25 and QL
 (:mod:`lucene`) with its ``analyzer`` parameter."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from statbench.params import Param
 
 from .analysis import Analyzer, tokenize_corpus
 from .artefacts import ids_digest
+from .topk import top_k  # noqa: F401  (re-exported: the models import it from here)
 
 ANALYZERS = ("default", "statbench")
 #: The Lucene backend's analysis: Lucene's own language analyzer, or statbench's tokens.
@@ -85,18 +86,3 @@ class LexicalRetriever(Retriever):
             analyzer = self.analyzer(ctx)
             texts = [" ".join(analyzer(q.text)) for q in queries]
         return self._lucene.search(searcher, queries, k, texts)
-
-
-def top_k(scores, doc_ids: Sequence[str], k: int, among=None, positive: bool = True) -> Ranking:
-    """The k best documents, and every one tied with the k-th (the harness orders ties by
-    doc id, not by position): of all documents, or only of the indices ``among`` (sorted);
-    with ``positive``, only documents scoring above 0. Order is fixed later by the harness."""
-    import numpy as np
-
-    scores = np.asarray(scores)
-    rows = np.arange(len(scores)) if among is None else np.asarray(among)
-    if k < len(rows):
-        candidates = scores[rows]
-        threshold = candidates[np.argpartition(-candidates, k - 1)[:k]].min()
-        rows = rows[candidates >= threshold]
-    return [(doc_ids[i], float(scores[i])) for i in rows if not positive or scores[i] > 0]
