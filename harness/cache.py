@@ -30,11 +30,16 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from .atomic import fsync_dir
+from .errors import StatbenchError
 
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
 _STAGING = ".staging-"
 _log = logging.getLogger("statbench")
+
+
+class CacheChanged(StatbenchError):
+    """A verified entry's file no longer matches its manifest when read."""
 
 
 @dataclass(frozen=True)
@@ -131,6 +136,28 @@ class CacheEntry:
 
     def valid(self) -> bool:
         return self.verify() is None
+
+    def recorded(self, name: str) -> dict | None:
+        """The manifest's ``{"size", "sha256"}`` of file ``name`` (``None`` when not listed)."""
+        try:
+            manifest = json.loads((self.path / MANIFEST).read_text("utf-8"))
+            meta = manifest["files"][name]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return meta if isinstance(meta, dict) else None
+
+    def read_bytes(self, name: str) -> bytes:
+        """File ``name``'s bytes, checked against the manifest as read (what is used is what
+        was verified, even if the file changed after :meth:`verify`); ``CacheChanged`` otherwise."""
+        meta = self.recorded(name)
+        try:
+            data = (self.path / name).read_bytes()
+        except OSError as exc:
+            raise CacheChanged(f"cache entry {self.path}: {name} cannot be read ({exc.strerror or exc})") from None
+        if meta is None or len(data) != meta.get("size") or hashlib.sha256(data).hexdigest() != meta.get("sha256"):
+            raise CacheChanged(f"cache entry {self.path}: {name} changed while it was read (another process "
+                               "rebuilding it?); run the command again")
+        return data
 
     # --- writing -----------------------------------------------------------------------
 

@@ -248,10 +248,128 @@ def read_json(path, expect: type | None = None):
     return value
 
 
+#: bytes read at a time by :func:`read_json_list`
+JSON_LIST_CHUNK = 8 << 20
+
+
+class _Irregular(Exception):
+    """Something the streaming reader leaves to the whole-file reader to report exactly."""
+
+
 def read_json_list(path, what: str = "items") -> Iterator[tuple[int, int, Any]]:
     """Yield ``(index, line number, item)`` for each item of a file holding one JSON list,
-    so that errors can name the line an item starts on (``json.load`` would not tell)."""
+    so that errors can name the line an item starts on (``json.load`` would not tell).
+
+    The file is read incrementally (a few megabytes at a time, one item decoded after the
+    other), so a large corpus costs its items, not its text as well. Anything irregular
+    (bytes that are not UTF-8, a NUL, a byte order mark after the start, invalid JSON) is
+    reported by reading the whole file the strict way: the same one-line errors, with the
+    same line numbers, as :func:`read_text` and the decoder give."""
     path = Path(path)
+    try:
+        yield from _stream_json_list(path, what)
+    except _Irregular as irregular:
+        done = irregular.args[0]
+        for index, line, item in _whole_json_list(path, what):
+            if index >= done:  # items already given are not given twice
+                yield index, line, item
+        raise DataFormatError(path, "changed while it was read (read it again)") from None
+
+
+class _Window:
+    """The decoded text of a file, read on demand: ``text[pos:]`` is what is left of what
+    was read; ``line_at(pos)`` the line number of a position (newlines counted once)."""
+
+    def __init__(self, handle, path: Path, done):
+        import codecs
+
+        self.handle, self.path, self.done = handle, path, done
+        self.decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        self.text, self.eof, self.first, self.last = "", False, True, ""
+        self._line, self._counted = 1, 0
+
+    def more(self, keep: int) -> int:
+        """Read on, keeping ``text[keep:]``; returns how far positions moved back (0 at the end)."""
+        if self.eof:
+            return -1
+        try:
+            raw = self.handle.read(JSON_LIST_CHUNK)
+        except OSError as exc:
+            raise _cannot_read(self.path, os_reason(exc)) from None
+        try:
+            chunk = self.decoder.decode(raw, final=not raw)
+        except UnicodeDecodeError:
+            raise _Irregular(self.done()) from None
+        self.eof = not raw
+        if self.first and chunk:
+            chunk, self.first = (chunk[1:] if chunk.startswith(BOM) else chunk), False
+        if "\x00" in chunk or "\n\ufeff" in chunk or (self.last == "\n" and chunk.startswith(BOM)):
+            raise _Irregular(self.done())
+        if chunk:
+            self.last = chunk[-1]
+        self.line_at(keep)
+        self.text = self.text[keep:] + chunk
+        self._counted = 0
+        return keep
+
+    def line_at(self, pos: int) -> int:
+        self._line += self.text.count("\n", self._counted, pos)
+        self._counted = pos
+        return self._line
+
+    def skip_space(self, pos: int) -> int:
+        """The next position after white space, reading on as needed."""
+        while True:
+            pos = _WS.match(self.text, pos).end()
+            if pos < len(self.text):
+                return pos
+            moved = self.more(pos)
+            if moved < 0:
+                return pos
+            pos -= moved
+
+
+def _stream_json_list(path: Path, what: str) -> Iterator[tuple[int, int, Any]]:
+    index = 0
+    with open_data(path) as handle:
+        window = _Window(handle, path, lambda: index)
+        pos = window.skip_space(0)
+        if pos == len(window.text) or window.text[pos] != "[":
+            raise _Irregular(index)
+        pos = window.skip_space(pos + 1)
+        if window.text.startswith("]", pos):
+            pos += 1
+        else:
+            while True:
+                try:
+                    item, end = _DECODER.raw_decode(window.text, pos)
+                    # "12" of "123" decodes too: an item counts once what follows it is read
+                    after = _WS.match(window.text, end).end()
+                    cut = not window.eof and (after == len(window.text) or window.text[after] not in ",]")
+                except (ValueError, RecursionError):
+                    cut = True
+                if cut:  # an item cut by the end of what was read: read on
+                    moved = window.more(pos)
+                    if moved < 0:
+                        raise _Irregular(index) from None
+                    pos -= moved
+                    continue
+                yield index, window.line_at(pos), item
+                index += 1
+                pos = window.skip_space(end)
+                if window.text.startswith(",", pos):
+                    pos = window.skip_space(pos + 1)
+                    continue
+                if window.text.startswith("]", pos):
+                    pos += 1
+                    break
+                raise _Irregular(index)
+        if window.skip_space(pos) < len(window.text):  # only white space may follow the list
+            raise _Irregular(index)
+
+
+def _whole_json_list(path: Path, what: str) -> Iterator[tuple[int, int, Any]]:
+    """:func:`read_json_list` on the whole text at once: the reference for every error."""
     text = read_text(path)
     pos = _WS.match(text).end()
     if pos == len(text) or text[pos] != "[":

@@ -90,11 +90,20 @@ def over_splits(split_means: Mapping[str, Mapping[str, float]], measures: Sequen
     return out
 
 
-def score_splits(measures: Sequence[Measure], data: TaskData, splits: list[Split], rankings: Mapping[str, Ranking]) -> dict:
+def score_splits(measures: Sequence[Measure], data: TaskData, splits: list[Split],
+                 rankings: Mapping[str, Ranking] | None = None, *, per_query: PerQuery | None = None,
+                 ranked: set[str] | None = None) -> dict:
     """Per-query scores, means per split, mean ± std over splits, pooled means and the
-    task's breakdowns (e.g. per category)."""
+    task's breakdowns (e.g. per category). ``data`` needs ``qrels`` and ``groups`` only.
+
+    The per-query scores are computed from ``rankings``, or given (``per_query``, with
+    ``ranked``: the queries with at least one ranked document), e.g. from the cache."""
     all_qids = [q for s in splits for q in s.test if q in data.qrels]
-    per_query = per_query_scores(data.qrels, rankings, measures, all_qids)
+    if per_query is None:
+        per_query = per_query_scores(data.qrels, rankings, measures, all_qids)
+        ranked = {q for q in all_qids if rankings.get(q)}
+    else:
+        per_query = {q: per_query[q] for q in all_qids}
     split_rows, split_means = [], {}
     for split in splits:
         qids = [q for q in split.test if q in per_query]
@@ -104,7 +113,7 @@ def score_splits(measures: Sequence[Measure], data: TaskData, splits: list[Split
             {
                 "name": split.name,
                 "n_queries": len(qids),
-                "queries_without_results": sum(1 for q in qids if not rankings.get(q)),
+                "queries_without_results": sum(1 for q in qids if q not in ranked),
                 "scores": means,
             }
         )
@@ -127,6 +136,11 @@ def score_splits(measures: Sequence[Measure], data: TaskData, splits: list[Split
     return results
 
 
+def _strictly_ordered(ranking: Ranking) -> bool:
+    """Already in the harness's order with no tie (order_ranking would return it unchanged)."""
+    return all(a[1] > b[1] for a, b in zip(ranking, ranking[1:]))
+
+
 def evaluate_run_file(path: Path, task_name: str, data_dir: Path | None, wanted: list[str] | None, log,
                       protocol: str | None = None) -> dict:
     """Score an existing run with the task's measures, split by split (scores used as given).
@@ -144,14 +158,32 @@ def evaluate_run_file(path: Path, task_name: str, data_dir: Path | None, wanted:
     from .runfile import order_ranking, read_run
     from .splits import select_splits
 
+    from .loadcache import read_doc_ids, read_summary, summary_entry, write_summary
+    from .runcache import task_identity
+
     entry = get_registry().get("tasks", task_name)
     task = call_plugin(entry, "starting", entry.cls)
     info = entry.cls.task_info()
     rankings = read_run(path)
-    data = call_plugin(entry, "loading", lambda: task.load(data_dir, log))
-    check_task_data(task.name, data)
+    # the judgements and splits only: from the summary a run left in the cache for these
+    # very data files (see loadcache.py), else from a full load (which leaves one)
+    at = summary_entry(task, entry, data_dir, log)
+    data = read_summary(at) if at is not None else None
+    if data is not None:
+        for level, message in data.log:
+            log.log(level, "%s", message)
+        corpus = read_doc_ids(at)
+    else:
+        loaded = call_plugin(entry, "loading", lambda: task.load(data_dir, log))
+        check_task_data(task.name, loaded)
+        from .loadcache import TaskSummary
+
+        data = TaskSummary.of(loaded, task_identity(entry, info, loaded))
+        if at is not None:
+            write_summary(at, data, loaded)
+        corpus = loaded.corpus
     splits = select_splits(info, data, wanted, protocol)
-    unknown = sorted(set(rankings) - set(data.queries))
+    unknown = sorted(set(rankings) - set(data.query_ids))
     if unknown:
         log.warning("%s: %d query id(s) not in task %s ignored (e.g. %s)", path, len(unknown), task.name,
                     ", ".join(unknown[:3]))
@@ -160,7 +192,7 @@ def evaluate_run_file(path: Path, task_name: str, data_dir: Path | None, wanted:
         raise StatbenchError(f"{path}: the run ranks none of the {len(evaluated)} evaluated queries of task "
                              f"{task.name} (its query ids look like {', '.join(sorted(rankings)[:3])}); "
                              "is it a run of another task?")
-    foreign = sorted({d for q in evaluated & set(rankings) for d, _ in rankings[q] if d not in data.corpus})
+    foreign = sorted({d for q in evaluated & set(rankings) for d, _ in rankings[q] if d not in corpus})
     if foreign:
         log.warning("%s: %d document id(s) are not in the corpus of task %s (e.g. %s); they count as "
                     "non-relevant", path, len(foreign), task.name, ", ".join(foreign[:3]))
@@ -168,7 +200,8 @@ def evaluate_run_file(path: Path, task_name: str, data_dir: Path | None, wanted:
     if tied:
         log.info("%s: %d quer(y/ies) rank documents with equal scores (e.g. %s); ties are broken by doc id "
                  "ascending, as the harness does", path, len(tied), ", ".join(tied[:3]))
-    rankings = {qid: order_ranking(ranking) for qid, ranking in rankings.items()}
+    rankings = {qid: ranking if _strictly_ordered(ranking) else order_ranking(ranking)
+                for qid, ranking in rankings.items()}
     results = score_splits(info.measures, data, splits, rankings)
     results["run_file"] = {"path": str(path), "sha256": file_sha256(path)}
     return results

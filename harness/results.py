@@ -121,8 +121,47 @@ def _validator():
     return jsonschema.Draft202012Validator(results_schema())
 
 
+#: the top-level fields holding one scores map (``$defs/scores``) per query / per group value
+_SCORE_TABLES = {"per_query": 1, "breakdown": 2}
+
+
+def _is_scores(value) -> bool:
+    """``$defs/scores`` of the schema: an object whose values are all numbers (not booleans)."""
+    return isinstance(value, dict) and all(type(v) in (int, float) for v in value.values())
+
+
+def _tables_valid(obj: dict) -> bool:
+    """Whether the large tables of scores (per query, per breakdown group) are what the
+    schema says: each a map of ``$defs/scores`` (``breakdown``: of maps of them). A plain
+    loop, without building a validator node per score."""
+    for name, depth in _SCORE_TABLES.items():
+        if name not in obj:
+            continue
+        table = obj[name]
+        if not isinstance(table, dict):
+            return False
+        rows = table.values()
+        if depth == 2:
+            if not all(isinstance(group, dict) for group in rows):
+                return False
+            rows = [row for group in rows for row in group.values()]
+        if not all(_is_scores(row) for row in rows):
+            return False
+    return True
+
+
 def schema_errors(obj) -> list[str]:
-    """Every schema violation, as 'path: message' strings (empty when valid)."""
+    """Every schema violation, as 'path: message' strings (empty when valid).
+
+    The compiled validator checks the record with its large tables of scores emptied,
+    and a plain loop checks those tables against their (simple) schema; only when that
+    loop finds a problem does the validator walk the whole record, for the exact messages.
+    Same verdict as validating everything at once, in milliseconds instead of ~0.5 s."""
+    if isinstance(obj, dict) and _tables_valid(obj):
+        light = {k: ({} if k in _SCORE_TABLES else v) for k, v in obj.items()}
+        errors = list(_validator().iter_errors(light))
+        if not errors:
+            return []
     errors = sorted(_validator().iter_errors(obj), key=lambda e: list(e.absolute_path))
     return [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}" for e in errors]
 

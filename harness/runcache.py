@@ -21,7 +21,8 @@ from .paths import cache_root
 from .plugins import Registered
 from .taskinfo import TaskInfo
 
-RUN_FORMAT_VERSION = "2"
+#: 3: run lines carry the output's tag, with index.json (each query's byte range): see splitruns.py
+RUN_FORMAT_VERSION = "3"
 
 
 def corpus_checksum(corpus: dict[str, Document]) -> str:
@@ -86,7 +87,7 @@ def model_cache_dir(entry: Registered, model, task_checksum: str, split: Split |
 
 def split_run_entry(task_name: str, task_checksum: str, split: Split, *, retriever=None, retriever_entry=None,
                     pool: tuple[str, str | None] | None = None, reranker=None, reranker_entry=None,
-                    rerank_depth: int | None = None, depth: int) -> CacheEntry:
+                    rerank_depth: int | None = None, depth: int, tag: str = "statbench-cache") -> CacheEntry:
     """The cache entry holding one split's ranked test queries."""
     trained = bool(retriever is not None and retriever.trainable)
     key = {
@@ -99,5 +100,8 @@ def split_run_entry(task_name: str, task_checksum: str, split: Split, *, retriev
         "reranker": model_identity(reranker_entry, reranker) if reranker is not None else None,
         "rerank_depth": rerank_depth if reranker is not None else None,
         "depth": depth,
+        # the tag column of the lines (it follows the --model/--reranker spelling, DIST:NAME or NAME)
+        "tag": tag,
     }
-    return CacheEntry(cache_root() / "runs" / task_name / config_key(key), "split-run", key, required=("run.trec",))
+    return CacheEntry(cache_root() / "runs" / task_name / config_key(key), "split-run", key,
+                      required=("run.trec", "index.json"))

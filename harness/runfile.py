@@ -62,8 +62,18 @@ def read_run(path, *, allow_empty: bool = False) -> dict[str, Ranking]:
     (a broken or wrong file would otherwise score zero). ``allow_empty=True`` accepts an
     empty run: the harness's own verified split runs may be empty (a model that found
     nothing for any query of a split).
-    Rankings keep the file's order."""
+    Rankings keep the file's order.
+
+    A file in the canonical layout (single spaces, ``\\n`` line ends, every rank an
+    integer and every score a number: one regular-expression pass over the whole text) is
+    split into columns at once; any other file, or one with a non-finite score or a
+    repeated pair, is read line by line, which reports the first problem exactly."""
     path = Path(path)
+    fast = _read_canonical_run(path)
+    if fast is not None:
+        if not fast and not allow_empty:
+            raise DataFormatError(path, "no run lines (the file is empty or holds only blank lines)")
+        return fast
     rankings: dict[str, Ranking] = {}
     first_line: dict[str, dict[str, int]] = {}
     for lineno, parts in _columns(path, 6, "qid Q0 docid rank score tag"):
@@ -136,8 +146,62 @@ def write_qrels(path, qrels: Qrels) -> None:
 
 
 _SEPARATORS = re.compile(r"[ \t]+")
+_COLUMN = r"[^\s]+"
 #: a score as trec_eval reads one: ASCII digits, optional sign, point and exponent
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+#: white space other than the canonical single space and newline
+_ODD_SPACE = re.compile(r"[^\S \n]")
+_SCORE_CHARS = frozenset("0123456789.eE+-")
+
+
+def _read_canonical_run(path: Path) -> dict[str, Ranking] | None:
+    """The rankings of a run in the canonical layout, or ``None`` (read it line by line)."""
+    from .dataio import open_data
+
+    with open_data(path) as handle:  # one-line errors for anything but a readable file
+        raw = handle.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    del raw
+    if not text:
+        return {}
+    if not text.endswith("\n") or "\x00" in text or "\ufeff" in text:
+        return None
+    body = text[:-1]
+    if _ODD_SPACE.search(body):
+        return None
+    lines = body.split("\n")
+    if set(map(str.count, lines, [" "] * len(lines))) != {5}:
+        return None  # six columns on every line, separated by single spaces
+    cells = body.replace("\n", " ").split(" ")
+    if "" in cells:
+        return None
+    ranks, texts = "".join(cells[3::6]), cells[4::6]
+    if not (ranks.isascii() and ranks.isdigit()) or not set("".join(texts)) <= _SCORE_CHARS:
+        return None  # a signed rank, or a score that only the line reader can judge
+    qids, docs = cells[0::6], cells[2::6]
+    try:
+        # with these characters, what float() reads is what _NUMBER accepts
+        scores = list(map(float, texts))
+    except ValueError:
+        return None
+    if not all(map(math.isfinite, scores)):
+        return None
+    import numpy as np
+
+    pairs = list(zip(docs, scores))
+    ids = np.array(qids)
+    starts = [0, *(np.flatnonzero(ids[1:] != ids[:-1]) + 1).tolist(), len(qids)]
+    rankings: dict[str, Ranking] = {}
+    for start, end in zip(starts, starts[1:]):  # one block of lines per query, in the file's order
+        rankings.setdefault(qids[start], []).extend(pairs[start:end])
+    if sum(len({doc for doc, _ in ranking}) for ranking in rankings.values()) != len(docs):
+        return None  # a pair listed twice: the line reader names both lines
+    return rankings
 
 
 def _columns(path: Path, expected: int, layout: str):

@@ -18,6 +18,8 @@ by :func:`request_from_cli` / :func:`parse_model_params` before a request is mad
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import logging
 import platform
 import shlex
@@ -30,13 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from .api import Ranking, Reranker, Retriever, RunContext, Split, Task, TaskData
-from .atomic import write_json, write_text
+from .atomic import atomic_open, write_json, write_text
 from .cache import CacheEntry, cached, take_events
 from .checks import check_rankings, check_task_data
-from .checksum import file_sha256
 from .dataio import read_json
 from .errors import StatbenchError, UnknownNameError
-from .evaluation import score_splits
+from .evaluation import per_query_scores, score_splits
+from .loadcache import TaskSummary, read_summary, summary_entry, write_summary
 from .outputs import OutputSet
 from .params import parse_params
 from .paths import cache_root
@@ -53,7 +55,8 @@ from .results import (
     write_results,
 )
 from .runcache import identity_checksum, model_cache_dir, split_run_entry, task_identity
-from .runfile import order_ranking, read_run, write_qrels, write_run
+from .runfile import order_ranking, write_qrels, write_run
+from .splitruns import SplitRun, SplitRuns, cacheable_measures, scores_entry, write_split
 from .splits import select_splits
 
 DEFAULT_RERANK_DEPTH = 100
@@ -126,12 +129,17 @@ def request_from_cli(*, task: str, model: str | None = None, params: Iterable[st
 
 
 class _ListHandler(logging.Handler):
-    def __init__(self):
+    def __init__(self, record: bool = False):
         super().__init__(logging.INFO)
         self.lines: list[str] = []
+        #: (level, message) of each record, when asked for (what a loader said, replayed from its summary)
+        self.records: list[tuple[int, str]] = []
+        self._keep = record
 
     def emit(self, record):
         self.lines.append(f"{record.levelname.lower()}: {record.getMessage()}")
+        if self._keep:
+            self.records.append((record.levelno, record.getMessage()))
 
 
 def default_output_dir(request: RunRequest) -> Path:
@@ -206,8 +214,12 @@ class Run:
         self.outputs = OutputSet(Path(request.output) if request.output else default_output_dir(request))
         self.outputs.check()  # before any work: an unwritable --output must not cost a whole run
         self.timings: dict[str, float] = {}
+        #: the loaded task (``None`` when every split's run was cached: :attr:`summary` stands in)
         self.data: TaskData | None = None
+        #: what scoring and provenance need of the task (from the load, or from the cache)
+        self.summary: TaskSummary | None = None
         self.identity: dict = {}
+        self._cached_runs: dict[str, SplitRun] = {}
         self.splits: list[Split] = []
         self.cache_hits: dict[str, str] = {}
         self.cached_throughput: dict[str, float] = {}
@@ -229,9 +241,47 @@ class Run:
             self.log.removeHandler(collector)
 
     def load(self) -> None:
+        """The task's data, or, when every selected split's run is cached and verified, the
+        cached summary of its load (no corpus parse: see loadcache.py)."""
+        started = time.perf_counter()
+        summary_at = None if self.request.pool is not None else summary_entry(
+            self.task, self.task_entry, self.request.data_dir, self.log)
+        if summary_at is not None and self._load_summary(summary_at, started):
+            return
+        self._load_data(summary_at)
+
+    def _load_summary(self, at, started: float) -> bool:
+        request, info, log = self.request, self.info, self.log
+        summary = read_summary(at)
+        if summary is None:
+            return False
+        splits = select_splits(info, summary, request.splits, request.protocol)
+        runner = self._split_runner(identity_checksum(summary.identity))
+        runs: dict[str, SplitRun] = {}
+        for split in splits:
+            entry = runner.entry(split)
+            if not entry.valid():
+                return False
+            runs[split.name] = SplitRun.read(split.name, entry)
+        self.summary, self.identity, self.splits, self._cached_runs = summary, summary.identity, splits, runs
+        for level, message in summary.log:
+            log.log(level, "%s", message)
+        self.timings["load"] = time.perf_counter() - started
+        log.info("%s: %d documents, %d queries, %d judged (data sha256 %s), every split cached: the load's summary "
+                 "read from %s in %.1f s", info.name, summary.n_documents, summary.n_queries, len(summary.qrels),
+                 summary.checksum[:16], at.path, self.timings["load"])
+        _warn_on_declared_sizes(info, summary, log)
+        return True
+
+    def _load_data(self, summary_at) -> None:
         request, info, task, log = self.request, self.info, self.task, self.log
-        data = _timed(self.timings, "load", lambda: call_plugin(
-            self.task_entry, "loading", lambda: task.load(request.data_dir, log)))
+        said = _ListHandler(record=True)
+        log.addHandler(said)
+        try:
+            data = _timed(self.timings, "load", lambda: call_plugin(
+                self.task_entry, "loading", lambda: task.load(request.data_dir, log)))
+        finally:
+            log.removeHandler(said)
         check_task_data(task.name, data)
         attach_pools(info.name, data, task.data_folder(request.data_dir), log)
         self.identity = task_identity(self.task_entry, info, data)
@@ -240,24 +290,51 @@ class Run:
         if request.pool is not None and request.pool not in data.pools:
             raise UnknownNameError(f"pool of task {info.name}", request.pool, data.pools)
         self.data = data
+        self.summary = TaskSummary.of(data, self.identity, said.records)
         self.splits = select_splits(info, data, request.splits, request.protocol)
-        _warn_on_declared_sizes(info, data, log)
+        _warn_on_declared_sizes(info, self.summary, log)
+        if summary_at is not None:
+            write_summary(summary_at, self.summary, data)
 
-    def rank(self) -> dict[str, Ranking]:
-        """Every selected split's test queries ranked (cached per split)."""
-        runner = _SplitRunner(self.info, self.data, identity_checksum(self.identity), self.request, self.task_entry,
-                              self.model_entry, self.retriever, self.reranker_entry, self.reranker, self.timings,
-                              self.log, self.progress)
-        rankings: dict[str, Ranking] = {}
-        for split in self.splits:
-            rankings.update(runner.split(split))
+    def _split_runner(self, task_checksum: str) -> _SplitRunner:
+        return _SplitRunner(self.info, self.data, task_checksum, self.request, self.task_entry, self.model_entry,
+                            self.retriever, self.reranker_entry, self.reranker, self.timings, self.log, self.progress,
+                            output_tag(self.request))
+
+    def rank(self) -> SplitRuns:
+        """Every selected split's test queries ranked (cached per split), as a mapping query
+        id -> ranking that also holds the verified bytes of each split's run."""
+        if self._cached_runs:
+            self.cache_hits = {split.name: "hit" for split in self.splits}
+            for split in self.splits:
+                self.log.info("%s: reusing cached run %s", split.name, self._cached_runs[split.name].entry.path)
+                self._read_stats(self._cached_runs[split.name].entry)
+            return SplitRuns([self._cached_runs[split.name] for split in self.splits])
+        runner = self._split_runner(identity_checksum(self.identity))
+        runs = [runner.split(split) for split in self.splits]
         self.cache_hits = runner.cache_hits
-        self.cached_throughput = runner.cached_throughput
-        return rankings
+        self.cached_throughput.update(runner.cached_throughput)
+        return SplitRuns(runs)
+
+    def _read_stats(self, entry: CacheEntry) -> None:
+        if entry.file("stats.json").is_file():
+            self.cached_throughput.update(read_json(entry.file("stats.json")))
 
     def score(self, rankings: Mapping[str, Ranking]) -> RunScores:
-        return _timed(self.timings, "evaluate", lambda: RunScores.from_json(
-            score_splits(self.info.measures, self.data, self.splits, rankings)))
+        return _timed(self.timings, "evaluate", lambda: RunScores.from_json(self._score(rankings)))
+
+    def _score(self, rankings: Mapping[str, Ranking]) -> dict:
+        measures, summary = self.info.measures, self.summary
+        if not isinstance(rankings, SplitRuns) or not cacheable_measures(measures):
+            return score_splits(measures, summary, self.splits, rankings)
+        per_query: dict[str, dict[str, float]] = {}
+        ranked: set[str] = set()
+        by_name = {run.name: run for run in rankings.runs}
+        for split in self.splits:
+            run = by_name[split.name]
+            per_query.update(_split_scores(self.info.name, run, split, summary.qrels, measures))
+            ranked |= run.ranked()
+        return score_splits(measures, summary, self.splits, per_query=per_query, ranked=ranked)
 
     def record(self, scores: RunScores, run_file: RunFile) -> Results:
         """The scores with everything needed to trust and repeat them."""
@@ -280,14 +357,21 @@ class Run:
 
     def write(self, rankings: Mapping[str, Ranking], scores: RunScores, log_lines: list[str] = ()) -> RunOutcome:
         """run.trec, qrels.trec, results.json and run.log, swapped in as a unit."""
-        request, data = self.request, self.data
-        tag = f"statbench-{request.model or 'pool-' + str(request.pool)}" + (f"+{request.reranker}" if request.reranker else "")
+        request = self.request
+        summary = self.summary
         with self.outputs.staged() as staging:
-            write_run(staging / "run.trec", rankings, tag)
+            if isinstance(rankings, SplitRuns):  # the verified bytes of the splits' runs, nothing re-formatted
+                run_bytes = rankings.output_bytes()
+                with atomic_open(staging / "run.trec", "wb", encoding=None) as handle:
+                    handle.write(run_bytes)
+                run_sha256 = hashlib.sha256(run_bytes).hexdigest()
+            else:
+                write_run(staging / "run.trec", rankings, output_tag(request))
+                run_sha256 = _file_sha256(staging / "run.trec")
             # the judgements as evaluated, so `ir_measures qrels.trec run.trec ...` reproduces every figure
             write_qrels(staging / "qrels.trec",
-                        {q: data.qrels[q] for s in self.splits for q in s.test if q in data.qrels})
-            record = self.record(scores, RunFile(path="run.trec", sha256=file_sha256(staging / "run.trec")))
+                        {q: summary.qrels[q] for s in self.splits for q in s.test if q in summary.qrels})
+            record = self.record(scores, RunFile(path="run.trec", sha256=run_sha256))
             write_results(staging / "results.json", record)
             self.log.info("wrote run.trec, qrels.trec, results.json to %s", self.outputs.target)
             write_text(staging / "run.log", "\n".join(log_lines) + "\n")
@@ -295,14 +379,14 @@ class Run:
                           run_path=self.outputs.target / "run.trec")
 
     def _task_record(self) -> TaskRecord:
-        info, data, entry = self.info, self.data, self.task_entry
+        info, data, entry = self.info, self.summary, self.task_entry
         return TaskRecord(
             name=info.name,
             language=info.language,
             # the protocol whose splits were run ('' for a hand-picked set of splits)
             protocol=info.protocol_of(s.name for s in self.splits),
             data_checksum=data.checksum,
-            files=sorted(p.name for p in data.files),
+            files=list(data.files),
             dropped=list(data.dropped),
             version=info.version,
             corpus_checksum=self.identity["corpus"],
@@ -338,11 +422,40 @@ def _warn_on_declared_sizes(info, data, log) -> None:
     the log and on the console: other data than the task describes (its figures are then
     not comparable with published ones; the data checksum keeps them on their own board)."""
     loaded = {s.name: len(s.test) for s in data.all_splits()}
-    loaded["corpus"] = len(data.corpus)
+    loaded["corpus"] = data.n_documents
     differ = [f"{name} {loaded[name]:,} (declared {size:,})" for name, size in info.sizes.items()
               if name in loaded and loaded[name] != size]
     if differ:
         log.info("%s: loaded sizes differ from the task's declaration: %s", info.name, "; ".join(differ))
+
+
+def output_tag(request: RunRequest) -> str:
+    """The run file's tag: the first stage, and the reranker if any (they key every split's
+    cache entry, whose lines carry this tag)."""
+    first = request.model or f"pool-{request.pool}"
+    return f"statbench-{first}" + (f"+{request.reranker}" if request.reranker else "")
+
+
+def _file_sha256(path: Path) -> str:
+    from .checksum import file_sha256
+
+    return file_sha256(path)
+
+
+def _split_scores(task_name: str, run: SplitRun, split: Split, qrels, measures) -> dict[str, dict[str, float]]:
+    """One split's per-query scores, from the cache (keyed by the run's sha256, the
+    judgements and the measures) or computed from its rankings and cached."""
+    entry = scores_entry(task_name, run, list(split.test), qrels, measures)
+    computed: list[dict] = []
+
+    def build(staging: Path) -> None:
+        computed.append(per_query_scores(qrels, run.rankings(), measures, split.test))
+        (staging / "scores.json").write_text(json.dumps(computed[0], ensure_ascii=False), "utf-8")
+
+    cached(entry, build)
+    if computed:
+        return computed[0]
+    return json.loads(entry.read_bytes("scores.json").decode("utf-8"))
 
 
 def equivalent_command(request: RunRequest) -> str:
@@ -393,11 +506,11 @@ class _SplitRunner:
     """Rankings for one split's test queries, from the cache when this exact work was done."""
 
     def __init__(self, info, data, task_checksum, request, task_entry, model_entry, retriever, reranker_entry,
-                 reranker, timings, log, progress):
+                 reranker, timings, log, progress, tag: str):
         self.info, self.data, self.task_checksum, self.request = info, data, task_checksum, request
         self.task_entry, self.model_entry, self.retriever = task_entry, model_entry, retriever
         self.reranker_entry, self.reranker = reranker_entry, reranker
-        self.timings, self.log, self.progress = timings, log, progress
+        self.timings, self.log, self.progress, self.tag = timings, log, progress, tag
         self.cache_hits: dict[str, str] = {}
         self.cached_throughput: dict[str, float] = {}
         self._indexed = False  # a zero-shot retriever indexes once, on the first cache miss
@@ -408,28 +521,30 @@ class _SplitRunner:
         return split_run_entry(
             self.info.name, self.task_checksum, split, retriever=self.retriever, retriever_entry=self.model_entry,
             pool=pool, reranker=self.reranker, reranker_entry=self.reranker_entry,
-            rerank_depth=request.rerank_depth, depth=self.info.depth,
+            rerank_depth=request.rerank_depth, depth=self.info.depth, tag=self.tag,
         )
 
-    def split(self, split: Split) -> dict[str, Ranking]:
+    def split(self, split: Split) -> SplitRun:
         entry = self.entry(split)
-        built: list[bool] = []
+        built: list[SplitRun] = []
 
         def build(staging: Path) -> None:
-            built.append(True)
-            self._compute(split, staging)
+            rankings = self._compute(split, staging)
+            data, index = write_split(staging, rankings, self.tag)
+            built.append(SplitRun(split.name, entry, data, index, rankings))
 
         # verified, or built under the entry's lock (an identical run computing this split:
         # wait, then reuse its work)
         cached(entry, build)
         self.cache_hits[split.name] = "miss" if built else "hit"
-        if not built:
-            self.log.info("%s: reusing cached run %s", split.name, entry.path)
-            if entry.file("stats.json").is_file():
-                self.cached_throughput.update(read_json(entry.file("stats.json")))
-        return read_run(entry.file("run.trec"), allow_empty=True)
+        if built:
+            return built[0]
+        self.log.info("%s: reusing cached run %s", split.name, entry.path)
+        if entry.file("stats.json").is_file():
+            self.cached_throughput.update(read_json(entry.file("stats.json")))
+        return SplitRun.read(split.name, entry)
 
-    def _compute(self, split: Split, staging: Path) -> None:
+    def _compute(self, split: Split, staging: Path) -> dict[str, Ranking]:
         data, retriever, reranker, timings = self.data, self.retriever, self.reranker, self.timings
         before = dict(timings)
         queries = [data.queries[q] for q in split.test]
@@ -467,12 +582,12 @@ class _SplitRunner:
         throughput = _throughput(retriever, reranker)
         if throughput:
             write_json(staging / "stats.json", throughput)
-        write_run(staging / "run.trec", ordered, "statbench-cache")
         spent = ", ".join(f"{step} {timings[step] - before.get(step, 0.0):.1f} s" for step in timings
                           if step not in before or timings[step] != before[step])
         self.log.info("%s: %d test %s ranked (%s)%s", split.name, len(ordered),
                       "query" if len(ordered) == 1 else "queries", spent or "no work",
                       "".join(f"; {name} {value:g}" for name, value in sorted(throughput.items())))
+        return ordered
 
     def _context(self, model, entry: Registered, split: Split | None) -> RunContext:
         return RunContext(

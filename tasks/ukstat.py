@@ -6,9 +6,19 @@
 - substitute: ``corpus.jsonl`` (``{id, content, ...}``) + ``queries.jsonl`` (qid, query) +
   ``qrels.tsv``.
 
-Models see a passage's ``content`` and a query's text only. The query's anchoring instrument
-(``doc_id`` in the evaluation set, ``query_instrument.tsv``) tells where the answer is,
-so it is never read; nor is any passage metadata."""
+Models see a passage's ``content`` and a query's text. In the real layout a passage also
+carries its legislative structure in ``Document.fields``, named as BSARD's are:
+``instrument`` (``metadata.doc_id``), ``code`` (the instrument's title, from
+``metadata.file_name``), ``position`` (``metadata.chunk_position``), ``heading`` (the
+passage's own heading line, when it starts with one) and ``heading_path`` (code › heading).
+Every passage of the real corpus has these, judged or not, so they say nothing about
+relevance; the type, year and URL are not exposed. The substitute corpus is ``{id,
+content}`` only and loads with empty fields (its former metadata told judged passages from
+distractors). The query's anchoring instrument (``doc_id`` in the evaluation set,
+``query_instrument.tsv``) tells where the answer is, so it is never read.
+
+The 471 MB real corpus is read item by item (:func:`statbench.dataio.read_json_list`
+streams), so loading costs the passages, not the file's text as well."""
 
 from __future__ import annotations
 
@@ -89,14 +99,53 @@ class UkStatutes(DefinedTask):
         return qrels
 
 
-def _add_doc(corpus: dict[str, Document], path: Path, doc_id, content, where: int, field: str, first: dict) -> None:
+#: separator of ``heading_path`` levels (as BSARD's)
+PATH_SEPARATOR = " › "
+_HEADING_MAX = 120
+
+
+def _add_doc(corpus: dict[str, Document], path: Path, doc_id, content, where: int, field: str, first: dict,
+             metadata: dict | None = None) -> None:
     doc_id = id_value(path, doc_id, where, field).strip()
     if not doc_id:
         raise DataFormatError(path, "empty passage id", where, field)
     if doc_id in corpus:
         raise DataFormatError(path, f"duplicate passage id {doc_id!r} (first at {first[doc_id]})", where, field)
-    corpus[doc_id] = Document(id=doc_id, text=text_value(path, content, where, "content"))
+    text = text_value(path, content, where, "content")
+    fields = structure_fields(path, metadata, text, where) if metadata is not None else {}
+    corpus[doc_id] = Document(id=doc_id, text=text, fields=fields)
     first[doc_id] = where
+
+
+def structure_fields(path: Path, metadata: dict, text: str, where: int) -> dict[str, str]:
+    """A real-layout passage's place in its instrument (see the module docstring)."""
+    fields: dict[str, str] = {}
+    if metadata.get("doc_id") is not None:
+        fields["instrument"] = id_value(path, metadata["doc_id"], where, "metadata.doc_id").strip()
+    title = ""
+    if metadata.get("file_name") is not None:
+        title = text_value(path, metadata["file_name"], where, "metadata.file_name").strip().removesuffix(".txt")
+    code = title or fields.get("instrument", "")
+    if code:
+        fields["code"] = code
+    if metadata.get("chunk_position") is not None:
+        fields["position"] = id_value(path, metadata["chunk_position"], where, "metadata.chunk_position").strip()
+    heading = passage_heading(text)
+    if heading:
+        fields["heading"] = heading
+    path_parts = [p for p in (code, heading) if p]
+    if path_parts:
+        fields["heading_path"] = PATH_SEPARATOR.join(path_parts)
+    return fields
+
+
+def passage_heading(text: str) -> str:
+    """The passage's first line when it reads as a heading ("Offences and penalties"): short,
+    not a numbered provision, not ending like a sentence or a list lead-in."""
+    line = text.lstrip().split("\n", 1)[0].strip()
+    if not line or len(line) > _HEADING_MAX or line[0].isdigit() or line[0] == "(" or line[-1] in ".,;:—-–":
+        return ""
+    return line
 
 
 def read_substitute_corpus(path: Path) -> dict[str, Document]:
@@ -122,7 +171,7 @@ def read_real_corpus(path: Path) -> dict[str, Document]:
         if not isinstance(metadata, dict) or "chunk_id" not in metadata:
             raise item_error(path, index, line, "missing field", "metadata.chunk_id")
         try:
-            _add_doc(corpus, path, metadata["chunk_id"], item["content"], index, "metadata.chunk_id", first)
+            _add_doc(corpus, path, metadata["chunk_id"], item["content"], index, "metadata.chunk_id", first, metadata)
         except DataFormatError as exc:  # say "item", not "line"
             raise item_error(path, index, line, exc.message, exc.field) from None
     if not corpus:

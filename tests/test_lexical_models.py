@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from lexical_fixtures import EN_DOCS, FR_DOCS, FR_QUERIES, context, top
-from statbench.api import Query
+from statbench.api import Document, Query
 from statbench.errors import StatbenchError, UnknownNameError
 from statbench.params import ParamError
 from statbench.models.analysis import Analyzer, analyse_texts
@@ -137,3 +137,43 @@ def test_end_to_end_on_stard_fixture(stard_dir, tmp_path, name):
                       logging.getLogger("t"), lambda d, total=None: (lambda n=1: None))
     assert outcome.results["all_queries"]["R@5"] == 1.0
     assert outcome.results["all_queries"]["MRR@3"] >= 0.8
+
+
+# -- with_headings: the heading path indexed with the text -------------------------------------
+
+HEADED_DOCS = [
+    Document("d1", "The tenant rent rent.", fields={"heading_path": "Housing code › Lease"}),
+    Document("d2", "A landlord deposit.", fields={"heading_path": "Housing code › Deposit"}),
+    Document("d3", "Tenant deposit, deposit and deposit."),  # no structure: its text alone
+]
+
+
+def test_with_headings_prepends_the_heading_path_to_the_tokens(tmp_path):
+    plain, headed = BM25(), BM25(with_headings=True)
+    assert plain.tokens(HEADED_DOCS, context(tmp_path)) == [["tenant", "rent", "rent"], ["landlord", "deposit"],
+                                                           ["tenant", "deposit", "deposit", "deposit"]]
+    assert headed.tokens(HEADED_DOCS, context(tmp_path)) == [
+        ["hous", "code", "leas", "tenant", "rent", "rent"], ["hous", "code", "deposit", "landlord", "deposit"],
+        ["tenant", "deposit", "deposit", "deposit"]]
+    # a heading word now finds its articles
+    headed.index(HEADED_DOCS, context(tmp_path, name="headed"))
+    assert top(headed.search([Query("q", "lease")], 10, context(tmp_path, name="headed"))["q"]) == ["d1"]
+
+
+def test_with_headings_is_part_of_every_cache_key(tmp_path):
+    plain, headed = BM25(), BM25(with_headings=True)
+    ctx = context(tmp_path)
+    assert plain.corpus_key(HEADED_DOCS, ctx) != headed.corpus_key(HEADED_DOCS, ctx)
+    plain.tokens(HEADED_DOCS, ctx)
+    headed.tokens(HEADED_DOCS, ctx)
+    # two tokenised corpora, neither read for the other
+    assert len([p for p in (tmp_path / "tokens").iterdir() if not p.name.startswith(".")]) == 2
+    # configurations from before the option keep their identity; the option shows when set
+    assert "with_headings" not in plain.config()["params"]
+    assert headed.config()["params"]["with_headings"] is True
+    assert all("with_headings" in cls.default_params for cls in (BM25, QueryLikelihood, TfIdf))
+
+
+def test_with_headings_needs_a_task_with_structure(tmp_path):
+    with pytest.raises(StatbenchError, match="declares no legislative structure"):
+        BM25(with_headings=True).index(EN_DOCS, context(tmp_path))

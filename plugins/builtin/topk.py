@@ -15,8 +15,12 @@ def top_k(scores, doc_ids: Sequence[str], k: int, among=None, positive: bool = T
 
     scores = np.asarray(scores)
     rows = np.arange(len(scores)) if among is None else np.asarray(among)
+    if positive:
+        # a query matching few documents keeps only those: never a loop over the whole corpus.
+        # Same documents as cutting first: with k or more positive scores the k-th is positive
+        rows = rows[scores[rows] > 0]
     if k < len(rows):
         candidates = scores[rows]
         threshold = candidates[np.argpartition(-candidates, k - 1)[:k]].min()
         rows = rows[candidates >= threshold]
-    return [(doc_ids[i], float(scores[i])) for i in rows if not positive or scores[i] > 0]
+    return [(doc_ids[i], value) for i, value in zip(rows.tolist(), scores[rows].tolist())]

