@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -132,8 +133,13 @@ def cli(verbose: bool):
 @click.option("--output", type=click.Path(file_okay=False, path_type=Path),
               help="Where run.trec and results.json go [default: statbench-output/TASK/MODEL].")
 @click.option("--progress/--no-progress", default=True, help="Show progress bars.")
-def run(task, model, params, reranker, reranker_params, pool, rerank_depth, splits, protocol, data_dir, output, progress):
+@click.option("--yes", is_flag=True,
+              help="Let paid API/LLM rerankers send past their confirm_above threshold (as STATBENCH_ALLOW_SPEND=1).")
+def run(task, model, params, reranker, reranker_params, pool, rerank_depth, splits, protocol, data_dir, output, progress,
+        yes):
     """Run a model on a task, write a TREC run and a results JSON, print the scores."""
+    if yes:
+        os.environ["STATBENCH_ALLOW_SPEND"] = "1"
     from .console import progress_bars
     from .runner import default_output_dir, execute, request_from_cli
     from .tables import print_scores

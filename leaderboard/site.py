@@ -24,6 +24,7 @@ from statbench.checksum import file_sha256
 from statbench.errors import StatbenchError
 
 from .collect import Row, collect, is_bounded
+from .reproduction import copy_reproduction
 from .plots import Series, category_bars, recall_cutoffs, recall_curves
 
 MARKER = ".statbench-site"
@@ -173,7 +174,8 @@ def _short_params(row: Row, kind: str) -> str:
     return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v}" for k, v in shown.items())
 
 
-def _row_view(row: Row, measures: list[dict], tested: str, comparison, is_baseline: bool, run_href, results_root) -> dict:
+def _row_view(row: Row, measures: list[dict], tested: str, comparison, is_baseline: bool, run_href, results_root,
+              reproduction=None) -> dict:
     res = row.results
     splits = res.splits
     cells = []
@@ -220,6 +222,7 @@ def _row_view(row: Row, measures: list[dict], tested: str, comparison, is_baseli
             "command": res.command,
             "run_sha256": res.run_file.sha256,
             "run_href": run_href,
+            "reproduction": reproduction,
             "created": res.created,
             "results_file": results_rel,
             "splits": [{"name": s.name, "n": s.n_queries} for s in splits],
@@ -382,7 +385,11 @@ def _task_page(name: str, rows: list[Row], baseline: str, measure: str | None, d
     views = []
     for row in rows:
         run_href = _copy_run(row, dest, task_slug, results_root) if copy_runs else None
-        views.append(_row_view(row, info["measures"], tested, comparisons.get(row.key), row is base, run_href, results_root))
+        reproduction, problem = copy_reproduction(row.path, dest)
+        if problem:
+            row.problems.append(problem)
+        views.append(_row_view(row, info["measures"], tested, comparisons.get(row.key), row is base, run_href, results_root,
+                               reproduction))
     problems: list[str] = []
     refs = _reference_views(info["published"], info["measures"], problems)
     labels = {v["key"]: _label(v) for v in views}

@@ -235,3 +235,19 @@ def test_retry_after_as_http_date_and_garbage():
     assert retry_after({"Retry-After": "soon"}) is None and retry_after({}) is None
     future = email.utils.formatdate(time.time() + 30, usegmt=True)
     assert 25 <= retry_after({"Retry-After": future}) <= 30
+
+
+def test_run_yes_flag_is_the_confirmation(uk_pool, provider, monkeypatch):
+    """`statbench run --yes` confirms the spending; without it the CLI stops with exit 2."""
+    name, server, params = provider
+    monkeypatch.delenv("STATBENCH_ALLOW_SPEND", raising=False)
+    monkeypatch.setenv("STATBENCH_CACHE", str(uk_pool.parent / "cache"))
+    args = ["run", "--task", "ukstat", "--pool", "hand", "--reranker", name, "--data-dir", str(uk_pool),
+            "--reranker-param", f"base_url={params['base_url']}", "--reranker-param", "confirm_above=5",
+            "--no-progress"]
+    refused = CliRunner().invoke(cli, [*args, "--output", str(uk_pool.parent / "a")])
+    assert refused.exit_code == 2 and "rerun with --yes" in refused.output and server.requests == []
+    monkeypatch.setattr("os.environ", dict(__import__("os").environ))  # --yes sets the variable: undone after
+    done = CliRunner().invoke(cli, [*args, "--yes", "--output", str(uk_pool.parent / "b")])
+    assert done.exit_code == 0, done.output
+    assert len(server.requests) == 2 and (uk_pool.parent / "b" / "run.trec").read_text().count("\n") == 6

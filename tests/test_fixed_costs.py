@@ -3,7 +3,6 @@ every entry it uses; the fast readers and checks give exactly what the strict on
 
 import json
 import logging
-import os
 import random
 
 import numpy as np
@@ -14,7 +13,6 @@ from statbench.cli import cli
 from statbench.errors import DataFormatError
 from statbench.tasks.stard import Stard
 
-from fixture_data import write_jsonl
 
 LOG = logging.getLogger("test")
 

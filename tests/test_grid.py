@@ -189,6 +189,11 @@ def test_tuning_picks_the_best_cell_on_dev_and_runs_only_it_on_test(world, tmp_p
     assert result.returncode == 0, result.stdout + result.stderr
     # the leaderboard shows the tuned cell only, not the search
     assert "1 result(s) on 1 task page(s)" in result.stdout and (tmp_path / "board" / "index.html").is_file()
+    # the row links to a copy of the experiment file it was run (and checked) from
+    copies = list((tmp_path / "board" / "reproductions").glob("*-exp.yaml"))
+    assert len(copies) == 1 and copies[0].read_bytes() == path.read_bytes()
+    page = next(p for p in (tmp_path / "board").glob("task-stard*.html")).read_text("utf-8")
+    assert f'class="reproduction" href="reproductions/{copies[0].name}">exp.yaml</a>' in page
     record = json.loads((tmp_path / "out" / "tuning" / "stard--rot.json").read_text())
     assert [c["params"]["offset"] for c in record["candidates"]] == offsets
     assert [c["score"] for c in record["candidates"]] == pytest.approx([scores[o] for o in offsets])

@@ -100,7 +100,7 @@ def grid(experiment, tasks, models, data_dir, protocol, output, executor, worker
     if check:
         print_check(console, report.check)
     if spec.leaderboard is not None and not report.failed:
-        build_leaderboard(report, spec.leaderboard.resolve())
+        build_leaderboard(report, spec.leaderboard.resolve(), spec.path if spec.path.is_file() else None)
     ran = len(report.worked)
     console.print(f"{len(report.statuses)} cells: {ran} run now, "
                   f"{sum(1 for s in report.statuses.values() if s.status == 'skipped')} already done; "

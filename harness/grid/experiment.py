@@ -18,7 +18,7 @@ from pathlib import Path
 from ..atomic import write_json
 from ..errors import StatbenchError
 from .cellrun import THREAD_VARIABLES, CellJob, CellOutcome
-from .cells import TUNED, Cell
+from .cells import Cell
 from .check import CheckRow, check_rows
 from .done import data_fingerprint, is_done, mark_done
 from .spec import GridSpec
@@ -217,12 +217,15 @@ def print_summary(console, report: GridReport) -> None:
     console.print(table)
 
 
-def build_leaderboard(report: GridReport, out: Path) -> None:
+def build_leaderboard(report: GridReport, out: Path, experiment: Path | None = None) -> None:
     """``statbench leaderboard build`` over the grid's finished cells (tuning searches left
     out). The leaderboard reads every JSON file under its input, so it is given a folder of
     the cells' output files only (hard links, copies across file systems), not the grid
-    root with its summary and tuning records. A failure is one line."""
+    root with its summary and tuning records; beside each cell's files goes a copy of the
+    ``experiment`` file, which the site links the cell's row to. A failure is one line."""
     import shutil
+
+    from statbench.leaderboard.reproduction import link_name
 
     from .cells import SEARCH
 
@@ -239,6 +242,8 @@ def build_leaderboard(report: GridReport, out: Path) -> None:
                 os.link(source, target / source.name)
             except OSError:
                 shutil.copy2(source, target / source.name)
+        if experiment is not None:
+            shutil.copyfile(experiment, target / link_name(experiment))
     code = subprocess.call([sys.executable, "-m", "statbench.cli", "leaderboard", "build", "--results",
                             str(board_input), "--out", str(out)])
     if code != 0:

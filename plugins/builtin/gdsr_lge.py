@@ -14,7 +14,6 @@ from __future__ import annotations
 import random
 import time
 from pathlib import Path
-from typing import Sequence
 
 GNN_TYPES = ("gatv2", "gat", "gcn", "graphsage")
 
