@@ -29,10 +29,28 @@ import math
 import os
 import re
 import stat
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
 from .errors import DataFormatError
+
+#: the paths :func:`open_data` opened inside :func:`recording_opened` (``None`` outside)
+_OPENED: ContextVar[list[Path] | None] = ContextVar("statbench_opened", default=None)
+
+
+@contextmanager
+def recording_opened() -> Iterator[list[Path]]:
+    """Collect every path :func:`open_data` opens inside the block: what a task load really
+    read, so that a cache keyed by the declared files is never written when a loader read
+    a file the key does not cover."""
+    opened: list[Path] = []
+    token = _OPENED.set(opened)
+    try:
+        yield opened
+    finally:
+        _OPENED.reset(token)
 
 BOM = "\ufeff"
 
@@ -78,9 +96,13 @@ def open_data(path) -> BinaryIO:
     if not stat.S_ISREG(info.st_mode):
         raise _cannot_read(path, "not a regular file (a pipe, socket or device)")
     try:
-        return open(path, "rb")
+        handle = open(path, "rb")
     except OSError as exc:
         raise _cannot_read(path, os_reason(exc)) from None
+    recorded = _OPENED.get()
+    if recorded is not None:
+        recorded.append(path)
+    return handle
 
 
 def _utf8_error(path: Path, exc: UnicodeDecodeError, line: int, start_of_line: int, raw: bytes) -> DataFormatError:

@@ -162,15 +162,20 @@ def read_doc_ids(entry: CacheEntry) -> set[str]:
     return set(text.split("\n")) if text else set()
 
 
-def write_summary(entry: CacheEntry, summary: TaskSummary, data: TaskData) -> bool:
+def write_summary(entry: CacheEntry, summary: TaskSummary, data: TaskData, opened=()) -> bool:
     """Store ``summary`` (under the entry's lock; a concurrent writer's identical entry is
-    kept), only if the files the loader says it read are among those the key hashed and
-    their checksum is the data checksum the loader computed: a loader reading anything the
-    key does not cover, or files that changed while it read them, gets no summary."""
+    kept), only if the files the loader says it read, and every file it ``opened`` through
+    :func:`~statbench.dataio.open_data`, are among those the key hashed, and their checksum
+    is the data checksum the loader computed: a loader reading anything the key does not
+    cover (an undeclared side file), or files that changed while it read them, gets no
+    summary, so a cached run always parses its data again."""
     digests = {}
     for value in entry.key["files"].values():
         for path, sha in (value if isinstance(value[0], list) else [value]):
             digests[path] = sha
+    covered = {_real(p) for p in digests}
+    if any(_real(p) not in covered for p in opened):
+        return False
     if not all(str(p) in digests for p in data.files) or _files_checksum(data.files, digests) != data.checksum:
         return False
     with entry.lock():
@@ -260,3 +265,8 @@ def _harness_digest() -> str:
         here = Path(__file__).parent
         _harness_cache.append(_digest_files(here / name for name in _LOADING_CODE if (here / name).is_file()))
     return _harness_cache[0]
+
+
+def _real(path) -> str:
+    """One spelling per file (symbolic links and relative parts resolved)."""
+    return str(Path(path).resolve())

@@ -38,6 +38,7 @@ from .checks import check_rankings, check_task_data
 from .dataio import read_json
 from .errors import StatbenchError, UnknownNameError
 from .evaluation import per_query_scores, score_splits
+from .dataio import recording_opened
 from .loadcache import TaskSummary, read_summary, summary_entry, write_summary
 from .outputs import OutputSet
 from .params import parse_params
@@ -278,8 +279,9 @@ class Run:
         said = _ListHandler(record=True)
         log.addHandler(said)
         try:
-            data = _timed(self.timings, "load", lambda: call_plugin(
-                self.task_entry, "loading", lambda: task.load(request.data_dir, log)))
+            with recording_opened() as opened:
+                data = _timed(self.timings, "load", lambda: call_plugin(
+                    self.task_entry, "loading", lambda: task.load(request.data_dir, log)))
         finally:
             log.removeHandler(said)
         check_task_data(task.name, data)
@@ -294,7 +296,7 @@ class Run:
         self.splits = select_splits(info, data, request.splits, request.protocol)
         _warn_on_declared_sizes(info, self.summary, log)
         if summary_at is not None:
-            write_summary(summary_at, self.summary, data)
+            write_summary(summary_at, self.summary, data, opened)
 
     def _split_runner(self, task_checksum: str) -> _SplitRunner:
         return _SplitRunner(self.info, self.data, task_checksum, self.request, self.task_entry, self.model_entry,

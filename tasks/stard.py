@@ -47,10 +47,14 @@ class Stard(DefinedTask):
         files = self.locate_files(data_dir, log)
         dropped: list[str] = []
         corpus = self._read_corpus(files["corpus.jsonl"], dropped)
-        structure = files["corpus.jsonl"].parent / STRUCTURE_FILE
-        if structure.is_file():
+        # declared (optional) so that every cache keyed by the task's files covers it; read
+        # only beside the corpus it describes
+        structure = files.get(STRUCTURE_FILE)
+        if structure is not None and structure.parent == files["corpus.jsonl"].parent:
             corpus = read_structure(structure, corpus, dropped)
             log.info("stard: legislative structure read from %s", structure)
+        elif structure is not None:
+            log.warning("stard: %s ignored: it does not lie beside the corpus %s", structure, files["corpus.jsonl"])
         queries, qrels = self._read_queries(files["queries.json"], dropped)
         check_qrels_against_corpus(qrels, corpus, queries, files["queries.json"], dropped)
         stopwords = None
@@ -61,7 +65,8 @@ class Stard(DefinedTask):
             log.warning("dropped: %s", item)
         # the official split files define a protocol, not data: they stay out of the checksum
         # (split membership is part of every run's cache key anyway)
-        data_files = [path for name, path in files.items() if name not in OFFICIAL_FILES]
+        # nor does the structure file: without it the task is exactly what it was
+        data_files = [path for name, path in files.items() if name not in OFFICIAL_FILES and name != STRUCTURE_FILE]
         return TaskData(
             corpus=corpus,
             queries=queries,

@@ -297,3 +297,27 @@ def test_the_real_uk_layout_streams_with_line_numbers(tmp_path, monkeypatch):
     path.write_text(json.dumps(items, indent=1), "utf-8")
     corpus = read_real_corpus(path)
     assert len(corpus) == 29 and corpus["c29"].fields["heading"] == "Heading 29"
+
+
+def test_a_loader_reading_an_undeclared_file_never_gets_a_cached_load(stard_dir, tmp_path, monkeypatch):
+    """The load summary is keyed by the declared files; a loader that also opens another file
+    (through open_data) could change its output without changing the key, so its load is
+    never summarised: every run parses the data again."""
+    from statbench.dataio import open_data
+
+    side = tmp_path / "side.txt"
+    side.write_text("anything")
+    calls = []
+    real = Stard.load
+
+    def load(self, data_dir, log):
+        calls.append(1)
+        with open_data(side):
+            pass
+        return real(self, data_dir, log)
+
+    monkeypatch.setattr(Stard, "load", load)
+    bm25(stard_dir, tmp_path / "cold")
+    warm = bm25(stard_dir, tmp_path / "warm")
+    assert len(calls) == 2, "a load that read an undeclared file was served from the cached summary"
+    assert set(warm["cache"].values()) == {"hit"}  # the split runs themselves are still reused

@@ -146,3 +146,24 @@ def test_graph_is_cached_and_reused(tmp_path):
     moved = _docs({"a1": "Civil › Book 2", "a2": "Civil"})
     assert structure_digest(moved) != structure_digest(docs)
     assert cached_graph(moved, context(tmp_path)).reused is False
+
+
+
+def test_a_changed_structure_file_is_not_served_from_the_cached_task_load(stard_dir, isolated_cache, tmp_path):
+    """A fully cached run skips the corpus parse through a cached summary of the task load,
+    keyed by the declared files: the structure file is one of them, so a changed structure
+    rebuilds the runs of a model that reads it (and never serves the old ones)."""
+    from statbench.runner import RunRequest, execute
+
+    def run(name):
+        outcome = execute(RunRequest(task="stard", model="bm25", params={"with_headings": True}, data_dir=stard_dir,
+                                     output=tmp_path / name), LOG, lambda *a, **k: (lambda n=1: None))
+        return outcome.results
+
+    write_structure(stard_dir, structure_lines())
+    assert set(run("cold")["cache"].values()) == {"miss"}
+    assert set(run("warm")["cache"].values()) == {"hit"}
+    changed = {**HEADINGS, "刑法第一条": ("刑法", ["第二编 分则"])}
+    write_structure(stard_dir, structure_lines(changed))
+    assert set(run("changed")["cache"].values()) == {"miss"}
+    assert set(run("changed-warm")["cache"].values()) == {"hit"}
