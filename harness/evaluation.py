@@ -174,13 +174,15 @@ def evaluate_run_file(path: Path, task_name: str, data_dir: Path | None, wanted:
             log.log(level, "%s", message)
         corpus = read_doc_ids(at)
     else:
-        loaded = call_plugin(entry, "loading", lambda: task.load(data_dir, log))
-        check_task_data(task.name, loaded)
+        from .dataio import recording_opened
         from .loadcache import TaskSummary
 
+        with recording_opened() as opened:  # a loader reading an undeclared file leaves no summary
+            loaded = call_plugin(entry, "loading", lambda: task.load(data_dir, log))
+        check_task_data(task.name, loaded)
         data = TaskSummary.of(loaded, task_identity(entry, info, loaded))
         if at is not None:
-            write_summary(at, data, loaded)
+            write_summary(at, data, loaded, opened)
         corpus = loaded.corpus
     splits = select_splits(info, data, wanted, protocol)
     unknown = sorted(set(rankings) - set(data.query_ids))

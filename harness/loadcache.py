@@ -180,7 +180,7 @@ def write_summary(entry: CacheEntry, summary: TaskSummary, data: TaskData, opene
         return False
     with entry.lock():
         if entry.valid():
-            return
+            return True
         with entry.build() as staging:
             (staging / _SUMMARY).write_text(json.dumps(summary.to_json(), ensure_ascii=False, sort_keys=True),
                                             "utf-8")

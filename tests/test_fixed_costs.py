@@ -321,3 +321,8 @@ def test_a_loader_reading_an_undeclared_file_never_gets_a_cached_load(stard_dir,
     warm = bm25(stard_dir, tmp_path / "warm")
     assert len(calls) == 2, "a load that read an undeclared file was served from the cached summary"
     assert set(warm["cache"].values()) == {"hit"}  # the split runs themselves are still reused
+    # `statbench evaluate` loads through the same guard: no summary, so every call parses again
+    for _ in range(2):
+        result = run_cli("evaluate", str(tmp_path / "warm" / "run.trec"), "--task", "stard", "--data-dir", str(stard_dir))
+        assert result.exit_code == 0, result.output
+    assert len(calls) == 4
