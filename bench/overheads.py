@@ -1,12 +1,20 @@
-"""Issue 15's fixed costs, as ratios, in one run (absolute wall times printed alongside).
+"""Issue 15's fixed costs, as ratios, in one run (absolute wall and CPU times alongside).
 
-- cached vs cold STARD BM25 run (``statbench run``, fresh cache; run.trec sha256 checked);
-- ``statbench evaluate`` vs the plain ``ir_measures`` CLI on the same qrels and run;
+- cold vs cached STARD BM25 run (``statbench run``, a fresh cache; wall and CPU seconds of
+  the command; run.trec sha256 checked);
+- ``statbench evaluate`` vs the plain ``ir_measures`` CLI on the same qrels and run, run
+  alternately (wall and CPU), and their figures compared;
 - text analysis with 1 vs 2 processes (STATBENCH_WORKERS) on STARD and on the simulated
   UK real layout;
 - peak RSS of loading STARD x8 and the simulated UK real layout (124,796 passages, about
-  471 MB), as a multiple of the corpus file;
-- the leaderboard's build time per result (N sample results).
+  471 MB), as a multiple of the corpus file, with the memory per article; and the peak RSS
+  of a whole BM25 run on STARD x8 (load, index, search, score, write);
+- the leaderboard build at 100 and 1,000 generated results, with page loads in headless
+  Chromium (bench/leaderboard_scale.py); analysis from bench/analysis_workers.py.
+
+Peak RSS is the child's own high-water mark (``VmHWM`` of /proc/self/status: the process
+image after exec), never ``ru_maxrss``: Linux keeps ``ru_maxrss`` across fork and exec, so a
+child of a large process would report the parent's peak.
 
 Ratios are what count (2 shared cores here); run it with ``nice`` when the machine is busy.
 
@@ -32,11 +40,25 @@ MEASURES = ["R@5", "R@10", "R@20", "R@30", "R@50", "R@100", "R@200", "RR@3", "RR
 UK_PASSAGES, UK_BYTES = 124_796, 471_000_000
 
 
-def wall(cmd: list[str], env: dict | None = None) -> float:
+def timed(cmd: list[str], env: dict | None = None, stdout=subprocess.DEVNULL) -> tuple[float, float, bytes]:
+    """Wall and CPU (user + system, the command and its children) seconds of ``cmd``, and its
+    standard output when ``stdout=subprocess.PIPE``."""
     started = time.perf_counter()
-    subprocess.run(cmd, check=True, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
-    return time.perf_counter() - started
+    process = subprocess.Popen(cmd, env={**os.environ, **(env or {})}, stdout=stdout, stderr=subprocess.DEVNULL)
+    out = b""
+    if stdout == subprocess.PIPE:
+        with process.stdout:
+            out = process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode:
+        raise subprocess.CalledProcessError(process.returncode, cmd)
+    return elapsed, usage.ru_utime + usage.ru_stime, out
+
+
+def wall(cmd: list[str], env: dict | None = None) -> float:
+    return timed(cmd, env)[0]
 
 
 def median_wall(cmd, repeat: int, env=None) -> float:
@@ -48,17 +70,39 @@ def statbench(*args) -> list[str]:
 
 
 def runs(stard: Path, work: Path, repeat: int) -> dict:
+    """Cold (a fresh cache) then cached STARD BM25 runs; then ``statbench evaluate`` and the
+    ir_measures CLI on the cached run's files, alternately (same load on the machine)."""
     cache = work / "cache"
     shutil.rmtree(cache, ignore_errors=True)
     env = {"STATBENCH_CACHE": str(cache)}
     run = statbench("run", "--task", "stard", "--model", "bm25", "--data-dir", str(stard), "--no-progress")
-    cold = wall([*run, "--output", str(work / "cold")], env)
-    cached = median_wall([*run, "--output", str(work / "cached")], repeat, env)
+    cold = timed([*run, "--output", str(work / "cold")], env)[:2]
+    cached = [timed([*run, "--output", str(work / "cached")], env)[:2] for _ in range(repeat)]
     sha = {name: hashlib.sha256((work / name / "run.trec").read_bytes()).hexdigest() for name in ("cold", "cached")}
     qrels, run_file = work / "cached" / "qrels.trec", work / "cached" / "run.trec"
-    irm = median_wall([str(Path(sys.executable).with_name("ir_measures")), str(qrels), str(run_file), *MEASURES], repeat)
-    ev = median_wall(statbench("evaluate", "--task", "stard", "--data-dir", str(stard), str(run_file)), repeat, env)
-    return {"cold": cold, "cached": cached, "sha256": sha, "ir_measures": irm, "evaluate": ev}
+    irm_cmd = [str(Path(sys.executable).with_name("ir_measures")), str(qrels), str(run_file), *MEASURES]
+    ev_cmd = statbench("evaluate", "--task", "stard", "--data-dir", str(stard), str(run_file))
+    irm, ev = [], []
+    for _ in range(repeat):
+        irm.append(timed(irm_cmd)[:2])
+        ev.append(timed(ev_cmd, env)[:2])
+    figures = same_figures(irm_cmd, statbench("evaluate", "--task", "stard", "--data-dir", str(stard), "--json",
+                                              str(run_file)), env)
+    return {"cold": cold, "cached": _medians(cached), "sha256": sha, "ir_measures": _medians(irm),
+            "evaluate": _medians(ev), "same_figures": figures}
+
+
+def _medians(pairs: list[tuple[float, float]]) -> tuple[float, float]:
+    return statistics.median(w for w, _ in pairs), statistics.median(c for _, c in pairs)
+
+
+def same_figures(irm_cmd: list[str], ev_cmd: list[str], env: dict) -> bool:
+    """``statbench evaluate``'s mean over all queries equals what the ir_measures CLI prints
+    (to the 4 decimals it prints), measure by measure."""
+    printed = dict(line.split("\t") for line in timed(irm_cmd, stdout=subprocess.PIPE)[2].decode().splitlines())
+    ours = json.loads(timed(ev_cmd, env, stdout=subprocess.PIPE)[2])
+    labels = {m["ir_measure"]: m["label"] for m in ours["measures"]}
+    return all(f"{ours['all_queries'][labels[name]]:.4f}" == value for name, value in printed.items())
 
 
 def uk_layout(eval_set: Path, path: Path) -> Path:
@@ -104,57 +148,118 @@ def stard_x8(stard: Path, work: Path) -> Path:
 
 
 PEAK = """
-import resource, sys, logging
+import sys, logging
 from pathlib import Path
+
+def hwm():
+    with open("/proc/self/status") as status:  # this process image's own peak (after exec)
+        return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmHWM:"))
+
 kind, where = sys.argv[1], Path(sys.argv[2])
 if kind == "uk":
     from statbench.tasks.ukstat import read_real_corpus
+    before = hwm()
     corpus = read_real_corpus(where)
 else:
     from statbench.tasks.stard import Stard
+    before = hwm()
     corpus = Stard().load(where, logging.getLogger("x")).corpus
-print(len(corpus), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+print(len(corpus), hwm(), before)
 """
 
 
-def peak_rss(kind: str, where: Path) -> tuple[int, int]:
+def peak_rss(kind: str, where: Path) -> tuple[int, int, int]:
+    """Articles loaded, the loading process's peak RSS, and its RSS before loading (the
+    interpreter and the imports), in bytes."""
     out = subprocess.run([sys.executable, "-c", PEAK, kind, str(where)], check=True, capture_output=True, text=True)
-    count, peak = out.stdout.split()
-    return int(count), int(peak)
+    count, peak, before = out.stdout.split()
+    return int(count), int(peak), int(before)
 
 
-def analysis(texts: list[str], language: str) -> dict:
-    from statbench.models.analysis import Analyzer, analyse_texts
+RUN_PEAK = """
+import atexit, glob, sys, threading, time
 
-    out = {}
-    for workers in ("1", "2"):
-        os.environ["STATBENCH_WORKERS"] = workers
-        started = time.perf_counter()
-        tokens = analyse_texts(Analyzer(language), texts)
-        out[workers] = time.perf_counter() - started
-        out[f"tokens{workers}"] = hashlib.sha256(repr(tokens).encode()).hexdigest()
-    os.environ.pop("STATBENCH_WORKERS", None)
-    return out
+def hwm(pid="self"):
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmHWM:"))
+    except (OSError, StopIteration):  # gone meanwhile
+        return 0
+
+workers = {}
+
+def watch():  # the processes this one starts (analysis workers): their own peaks, polled
+    while True:
+        for path in glob.glob("/proc/self/task/*/children"):
+            try:
+                pids = open(path).read().split()
+            except OSError:
+                continue
+            for pid in pids:
+                workers[pid] = max(workers.get(pid, 0), hwm(pid))
+        time.sleep(0.1)
+
+threading.Thread(target=watch, daemon=True).start()
+atexit.register(lambda: print(f"PEAK {hwm()} {max(workers.values(), default=0)} {len(workers)}", file=sys.stderr))
+sys.argv = ["statbench", *sys.argv[1:]]
+from statbench.cli import main
+main()
+"""
 
 
-def leaderboard(work: Path, sizes=(20, 100)) -> dict:
-    from statbench.atomic import write_json
-    from statbench.leaderboard.sample import make_results
+def run_peak_rss(data_dir: Path, work: Path) -> dict:
+    """A whole cold BM25 run on ``data_dir`` (a fresh cache): the main process's peak RSS,
+    the largest peak of the processes it started (analysis workers: fresh interpreters,
+    their own memory; polled, so a peak between two looks may be missed), wall seconds."""
+    cache = work / "cache-peak"
+    shutil.rmtree(cache, ignore_errors=True)
+    started = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", RUN_PEAK, "run", "--task", "stard", "--model", "bm25", "--data-dir",
+                          str(data_dir), "--no-progress", "--output", str(work / "run-peak")], check=True,
+                         capture_output=True, text=True, env={**os.environ, "STATBENCH_CACHE": str(cache)})
+    elapsed = time.perf_counter() - started
+    shutil.rmtree(cache, ignore_errors=True)
+    peak, workers, count = next(line.split()[1:] for line in out.stderr.splitlines() if line.startswith("PEAK "))
+    return {"peak": int(peak), "workers": int(workers), "n_workers": int(count), "wall": elapsed}
 
-    import random
 
-    out = {}
-    for n in sizes:
-        folder = work / f"board-{n}"
-        shutil.rmtree(folder, ignore_errors=True)
-        rng = random.Random(n)
-        for i in range(n):
-            per_query = {f"q{q}": {m: round(rng.random(), 4) for m in ("R@5", "R@10", "R@100", "nDCG@10")}
-                         for q in range(300)}
-            write_json(folder / f"r{i}" / "results.json", make_results(per_query, model=f"m{i}"))
-        out[n] = wall(statbench("leaderboard", "build", "--results", str(folder), "--out", str(work / f"site-{n}"),
-                                "--no-run-files"))
-    return out
+def _sibling(name: str):
+    """A bench module beside this one (bench/ is not a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def analysis(work: Path, stard: Path, uk_eval: Path, repeat: int) -> dict:
+    """1 vs 2 analysis processes on STARD and the simulated UK layout (bench/analysis_workers.py)."""
+    return _sibling("analysis_workers").measure(work / "analysis", stard, uk_eval, repeat)
+
+
+def leaderboard(work: Path, sizes=(100, 1000)) -> dict:
+    """Builds of generated boards of each size, with page loads in Chromium (bench/leaderboard_scale.py)."""
+    return _sibling("leaderboard_scale").measure(work / "leaderboard", sizes)
+
+
+def memory_lines(x8: Path, uk_path: Path, work: Path) -> list[str]:
+    """Peak RSS of loading each corpus (a multiple of its file, and bytes per article above
+    the interpreter's own), and of a whole BM25 run on STARD x8."""
+    lines = []
+    for label, kind, where, corpus in (("STARD x8", "stard", x8, x8 / "corpus.jsonl"),
+                                       ("UK real layout simulated", "uk", uk_path, uk_path)):
+        count, peak, before = peak_rss(kind, where)
+        size = corpus.stat().st_size
+        lines.append(f"| peak RSS / corpus file, {label} ({count:,} articles) | {peak / size:.2f} | "
+                     f"{peak / 2**20:.0f} MiB / {size / 2**20:.0f} MiB; {(peak - before) / count / 1024:.2f} KiB per "
+                     f"article (file: {size / count / 1024:.2f} KiB) | <= 3 |")
+    run = run_peak_rss(x8, work)
+    size = (x8 / "corpus.jsonl").stat().st_size
+    lines.append(f"| peak RSS / corpus file, whole cold BM25 run on STARD x8 | {run['peak'] / size:.2f} | "
+                 f"{run['peak'] / 2**20:.0f} MiB (+ {run['n_workers']} worker(s), largest {run['workers'] / 2**20:.0f} MiB) / "
+                 f"{size / 2**20:.0f} MiB; {run['wall']:.0f} s | (load only) |")
+    return lines
 
 
 def main() -> None:
@@ -171,45 +276,28 @@ def main() -> None:
 
     r = runs(args.stard, args.work, args.repeat)
     print(r, flush=True)
-    lines += ["| measure | ratio | wall times | acceptance |", "|---|---|---|---|",
-              f"| cached / cold STARD BM25 run | {r['cached'] / r['cold']:.3f} | {r['cached']:.2f} s / {r['cold']:.2f} s "
-              f"| cached < 2 s, cold < 10 s |",
-              f"| statbench evaluate / ir_measures CLI | {r['evaluate'] / r['ir_measures']:.2f} | {r['evaluate']:.2f} s / "
-              f"{r['ir_measures']:.2f} s | <= 1.1 |"]
+    (cold, cold_cpu), (cached, cached_cpu) = r["cold"], r["cached"]
+    (ev, ev_cpu), (irm, irm_cpu) = r["evaluate"], r["ir_measures"]
+    lines += ["| measure | ratio | times (wall; CPU) | acceptance |", "|---|---|---|---|",
+              f"| cached / cold STARD BM25 run | {cached / cold:.3f} | {cached:.2f} s / {cold:.2f} s; CPU "
+              f"{cached_cpu:.2f} s / {cold_cpu:.2f} s | cached < 2 s, cold < 10 s |",
+              f"| statbench evaluate / ir_measures CLI (alternated) | {ev / irm:.2f} (CPU {ev_cpu / irm_cpu:.2f}) | "
+              f"{ev:.2f} s / {irm:.2f} s; CPU {ev_cpu:.2f} s / {irm_cpu:.2f} s; same figures: "
+              f"{'yes' if r['same_figures'] else 'NO'} | <= 1.1 |"]
 
-    from statbench.tasks.stard import Stard
-    import logging
-
-    stard_texts = [d.text for d in Stard().load(args.stard, logging.getLogger("x")).corpus.values()]
-    zh = analysis(stard_texts, "zh")
+    figures = analysis(args.work, args.stard, args.uk_eval, args.repeat)
+    for label, key in (("STARD (zh)", "stard"), ("UK simulated (en)", "uk")):
+        a = figures[key]
+        same = "identical ids" if a["identical"] else "IDS DIFFER"
+        lines.append(f"| analysis, 1 / 2 processes, {label} | {a['ratio']:.2f}x (CPU estimate {a['cpu_ratio']:.2f}x) | "
+                     f"{a['wall1']:.1f} s / {a['wall2']:.1f} s ({same}) | >= 1.6x on the UK corpus |")
     uk_path = uk_layout(args.uk_eval, args.work / "corpus_uklegislation.json")
-    from statbench.tasks.ukstat import read_real_corpus
-
-    uk_texts = [d.text for d in read_real_corpus(uk_path).values()]
-    en = analysis(uk_texts, "en")
-    del uk_texts
-    print(zh, en, flush=True)
-    for label, a in (("STARD (zh)", zh), ("UK simulated (en)", en)):
-        same = "identical tokens" if a["tokens1"] == a["tokens2"] else "TOKENS DIFFER"
-        lines.append(f"| analysis, 1 / 2 processes, {label} | {a['1'] / a['2']:.2f}x | {a['1']:.1f} s / {a['2']:.1f} s "
-                     f"({same}) | >= 1.6x on the UK corpus |")
 
     x8 = stard_x8(args.stard, args.work)
-    n8, peak8 = peak_rss("stard", x8)
-    size8 = (x8 / "corpus.jsonl").stat().st_size
-    nuk, peakuk = peak_rss("uk", uk_path)
-    sizeuk = uk_path.stat().st_size
-    lines += [f"| peak RSS / corpus file, STARD x8 ({n8:,} articles) | {peak8 / size8:.2f} | {peak8 / 2**20:.0f} MiB / "
-              f"{size8 / 2**20:.0f} MiB | <= 3 |",
-              f"| peak RSS / corpus file, UK real layout simulated ({nuk:,} passages) | {peakuk / sizeuk:.2f} | "
-              f"{peakuk / 2**20:.0f} MiB / {sizeuk / 2**20:.0f} MiB | <= 3 |"]
+    lines += memory_lines(x8, uk_path, args.work)
 
-    board = leaderboard(args.work)
-    (small, t_small), (large, t_large) = sorted(board.items())
-    per = (t_large - t_small) / (large - small)
-    lines.append(f"| leaderboard build, seconds per result (marginal, {small} -> {large} results) | {per:.3f} s | "
-                 f"{t_small:.1f} s / {t_large:.1f} s; 1,000 results ~ {t_small + per * (1000 - small):.0f} s | "
-                 "1,000 results < 30 s |")
+    board = _sibling("leaderboard_scale")
+    lines += ["", board.table(leaderboard(args.work))]
     lines += ["", f"run.trec sha256: cold {r['sha256']['cold'][:16]}, cached {r['sha256']['cached'][:16]} "
               "(reference f8ee76f17a7b75e4)", ""]
     text = "\n".join(lines)

@@ -31,7 +31,7 @@ class TaskDataError(StatbenchError):
 
 
 def _has_space(text: str) -> bool:
-    return not text or any(c.isspace() for c in text)
+    return not text or text.split() != [text]  # str.split() splits on exactly the str.isspace() characters
 
 
 # --- classes -------------------------------------------------------------------------

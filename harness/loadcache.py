@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import itertools
 import json
 import logging
 from dataclasses import dataclass, field
@@ -185,8 +186,19 @@ def write_summary(entry: CacheEntry, summary: TaskSummary, data: TaskData, opene
             (staging / _SUMMARY).write_text(json.dumps(summary.to_json(), ensure_ascii=False, sort_keys=True),
                                             "utf-8")
             # the corpus's ids (never whitespace: checked on load), for `evaluate`'s unknown-document check
-            (staging / _DOC_IDS).write_text("\n".join(data.corpus), "utf-8")
+            _write_lines(staging / _DOC_IDS, data.corpus)
     return True
+
+
+def _write_lines(path: Path, items, batch: int = 10_000) -> None:
+    """``"\\n".join(items)`` written a batch at a time (a large corpus's ids are never one
+    string in memory)."""
+    items = iter(items)
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        first = True
+        while chunk := list(itertools.islice(items, batch)):
+            handle.write(("" if first else "\n") + "\n".join(chunk))
+            first = False
 
 
 def _files_checksum(paths, digests: dict[str, str]) -> str:

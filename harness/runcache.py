@@ -28,12 +28,15 @@ RUN_FORMAT_VERSION = "3"
 def corpus_checksum(corpus: dict[str, Document]) -> str:
     """sha256 over every document as a model sees it, in corpus order."""
     digest = hashlib.sha256()
+    dumped: dict[int, str] = {}  # a fields mapping shared by many documents (STARD's headings) is dumped once
     for doc in corpus.values():
-        fields = json.dumps(dict(doc.fields), sort_keys=True, ensure_ascii=False, default=str) if doc.fields else ""
-        for part in (doc.id, doc.title, doc.text, fields):
-            digest.update(part.encode("utf-8", "surrogatepass"))
-            digest.update(b"\0")
-        digest.update(b"\1")
+        fields = ""
+        if doc.fields:
+            fields = dumped.get(id(doc.fields))
+            if fields is None:
+                fields = dumped[id(doc.fields)] = json.dumps(dict(doc.fields), sort_keys=True, ensure_ascii=False,
+                                                             default=str)
+        digest.update(f"{doc.id}\0{doc.title}\0{doc.text}\0{fields}\0\1".encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
 
 

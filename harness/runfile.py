@@ -10,7 +10,9 @@ the order of the rank column, and re-scoring the file reproduces the harness's f
 
 from __future__ import annotations
 
+import itertools
 import math
+import operator
 import re
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -151,55 +153,54 @@ _COLUMN = r"[^\s]+"
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
-#: white space other than the canonical single space and newline
-_ODD_SPACE = re.compile(r"[^\S \n]")
-_SCORE_CHARS = frozenset("0123456789.eE+-")
+_BOM_BYTES = "\ufeff".encode()
+#: one line of a run in the canonical layout: six cells without white space, single spaces,
+#: an ASCII integer rank, a score of the characters of :data:`_NUMBER`; groups: qid, doc, score
+_CANONICAL_LINE = re.compile(r"^(\S+) \S+ (\S+) [0-9]+ ([0-9.eE+\-]+) \S+\n", re.MULTILINE)
+_QID, _DOC, _SCORE_TEXT = operator.itemgetter(0), operator.itemgetter(1), operator.itemgetter(2)
 
 
 def _read_canonical_run(path: Path) -> dict[str, Ranking] | None:
-    """The rankings of a run in the canonical layout, or ``None`` (read it line by line)."""
-    from .dataio import open_data
+    """The rankings of a run in the canonical layout, or ``None`` (read it line by line).
+
+    One regular-expression pass over the whole text (no numpy: its import alone costs more
+    than reading a run): every line must be one match of :data:`_CANONICAL_LINE` (as many
+    matches as lines, each anchored at a line's start and ending with its newline), every
+    score must be one ``float`` reads as a finite number (with these characters, what
+    ``float`` reads is exactly what :data:`_NUMBER` accepts), and no (query, document) pair
+    may be repeated."""
+    from .dataio import _paused_gc, open_data
 
     with open_data(path) as handle:  # one-line errors for anything but a readable file
         raw = handle.read()
+    if not raw:
+        return {}
+    if not raw.endswith(b"\n") or b"\x00" in raw or _BOM_BYTES in raw:
+        return None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return None
     del raw
-    if not text:
-        return {}
-    if not text.endswith("\n") or "\x00" in text or "\ufeff" in text:
-        return None
-    body = text[:-1]
-    if _ODD_SPACE.search(body):
-        return None
-    lines = body.split("\n")
-    if set(map(str.count, lines, [" "] * len(lines))) != {5}:
-        return None  # six columns on every line, separated by single spaces
-    cells = body.replace("\n", " ").split(" ")
-    if "" in cells:
-        return None
-    ranks, texts = "".join(cells[3::6]), cells[4::6]
-    if not (ranks.isascii() and ranks.isdigit()) or not set("".join(texts)) <= _SCORE_CHARS:
-        return None  # a signed rank, or a score that only the line reader can judge
-    qids, docs = cells[0::6], cells[2::6]
-    try:
-        # with these characters, what float() reads is what _NUMBER accepts
-        scores = list(map(float, texts))
-    except ValueError:
-        return None
-    if not all(map(math.isfinite, scores)):
-        return None
-    import numpy as np
-
-    pairs = list(zip(docs, scores))
-    ids = np.array(qids)
-    starts = [0, *(np.flatnonzero(ids[1:] != ids[:-1]) + 1).tolist(), len(qids)]
-    rankings: dict[str, Ranking] = {}
-    for start, end in zip(starts, starts[1:]):  # one block of lines per query, in the file's order
-        rankings.setdefault(qids[start], []).extend(pairs[start:end])
-    if sum(len({doc for doc, _ in ranking}) for ranking in rankings.values()) != len(docs):
+    with _paused_gc():  # hundreds of thousands of tuples, none of them in a cycle
+        rows = _CANONICAL_LINE.findall(text)
+        if len(rows) != text.count("\n"):
+            return None
+        del text
+        try:
+            scores = list(map(float, map(_SCORE_TEXT, rows)))
+        except ValueError:
+            return None
+        if not all(map(math.isfinite, scores)):
+            return None
+        qids, docs = list(map(_QID, rows)), list(map(_DOC, rows))
+        del rows
+        pairs = list(zip(docs, scores))
+        starts = [0, *itertools.compress(range(1, len(qids)), map(operator.ne, qids, qids[1:])), len(qids)]
+        rankings: dict[str, Ranking] = {}
+        for start, end in zip(starts, starts[1:]):  # one block of lines per query, in the file's order
+            rankings.setdefault(qids[start], []).extend(pairs[start:end])
+    if sum(len(set(map(_QID, ranking))) for ranking in rankings.values()) != len(docs):
         return None  # a pair listed twice: the line reader names both lines
     return rankings
 

@@ -35,10 +35,9 @@ from .api import Ranking, Reranker, Retriever, RunContext, Split, Task, TaskData
 from .atomic import atomic_open, write_json, write_text
 from .cache import CacheEntry, cached, take_events
 from .checks import check_rankings, check_task_data
-from .dataio import read_json
+from .dataio import _paused_gc, read_json, recording_opened
 from .errors import StatbenchError, UnknownNameError
 from .evaluation import per_query_scores, score_splits
-from .dataio import recording_opened
 from .loadcache import TaskSummary, read_summary, summary_entry, write_summary
 from .outputs import OutputSet
 from .params import parse_params
@@ -279,7 +278,7 @@ class Run:
         said = _ListHandler(record=True)
         log.addHandler(said)
         try:
-            with recording_opened() as opened:
+            with recording_opened() as opened, _paused_gc():
                 data = _timed(self.timings, "load", lambda: call_plugin(
                     self.task_entry, "loading", lambda: task.load(request.data_dir, log)))
         finally:

@@ -44,7 +44,7 @@ def build(results_dir, out_dir, baseline, measure, run_files):
     report = build_site(results_dir, out_dir, baseline=baseline, measure=measure, copy_runs=run_files)
     for problem in report.problems:
         click.echo(f"warning: {one_line(problem)}", err=True)
-    click.echo(f"{report.rows} result(s) on {len(report.pages) - 1} task page(s) written to {out_dir}")
+    click.echo(f"{report.rows} result(s) on {report.boards} task page(s) written to {out_dir}")
     click.echo(f"open {(out_dir / 'index.html').resolve().as_uri()}")
 
 

@@ -159,3 +159,44 @@ def write_sample(root: Path, n_queries: int = 40, seed: int = 7) -> list[Path]:
         run = "".join(f"{q} Q0 d{j} {j + 1} {1.0 - j / 10:.1f} sample\n" for q in qids[:3] for j in range(3))
         paths.append(write_result(Path(root) / folder, results, run))
     return paths
+
+
+#: families dealt to the rows of :func:`write_many` (with a reranker on every fifth row)
+MANY_FAMILIES = ("lexical", "dense", "static", "late-interaction", "dense")
+
+
+def write_many(root: Path, n: int, n_queries: int = 12, seed: int = 15) -> list[Path]:
+    """``n`` configurations of task ``toy`` (a large board: several pages of the table),
+    quickly: two folds of ``n_queries`` queries, four measures, no fsync. Row 0 is the
+    bm25 baseline; the others are ``m001``... of several families, a fifth of them
+    reranked, a third trained; scores are quarters, so many queries tie; a breakdown by
+    category (even / odd queries)."""
+    import json
+
+    rng = random.Random(seed)
+    qids = [f"q{i:03d}" for i in range(n_queries)]
+    folds = {"fold-1": qids[: n_queries // 2], "fold-2": qids[n_queries // 2:]}
+    run = "".join(f"{q} Q0 d{j} {j + 1} {1.0 - j / 10:.1f} many\n" for q in qids[:2] for j in range(2))
+    digest = hashlib.sha256(run.encode()).hexdigest()
+    paths = []
+    for i in range(n):
+        skill = rng.random() * 0.6
+        per_query = {}
+        for q in qids:
+            base = min(1.0, round((rng.random() * 0.5 + skill) * 4) / 4)
+            per_query[q] = {"R@5": base * 0.5, "R@10": base * 0.75, "R@100": base, "nDCG@10": base * 0.5}
+        breakdown = {"category": {c: {m: statistics.fmean(per_query[q][m] for q in qids[k::2]) for m in SAMPLE_MEASURES}
+                                  for k, c in enumerate(("housing", "work"))}}
+        family = "lexical" if i == 0 else MANY_FAMILIES[i % len(MANY_FAMILIES)]
+        reranker = reranker_record("monot5") if i and i % 5 == 0 else None
+        results = make_results(
+            per_query, model="bm25" if i == 0 else f"m{i:03d}", family=family, trained=bool(i) and i % 3 == 0,
+            splits=folds, reranker=reranker, breakdown=breakdown, created=f"2024-05-01T12:{i // 60 % 60:02d}:{i % 60:02d}+00:00",
+            command=f"statbench run --task toy --model m{i:03d}", run_sha256=digest,
+        )
+        folder = Path(root) / f"r{i:04d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "run.trec").write_text(run, encoding="utf-8")
+        (folder / "results.json").write_text(json.dumps(results), encoding="utf-8")
+        paths.append(folder / "results.json")
+    return paths

@@ -13,7 +13,6 @@ stays out of the data checksum: without it the task is exactly what it was."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import re
@@ -38,6 +37,7 @@ PATH_SEPARATOR = " › "  # as in BSARD's heading_path
 #: Heading level (the character the heading's number ends with) -> field name.
 LEVELS = (("分编", "part"), ("编", "book"), ("章", "chapter"), ("节", "section"))
 _LEVEL = re.compile(r"^第[^\s]*?(分编|编|章|节)")
+_LEVEL_NAMES = dict(LEVELS)
 
 
 class Stard(DefinedTask):
@@ -46,15 +46,18 @@ class Stard(DefinedTask):
     def load(self, data_dir: Path | None, log: logging.Logger) -> TaskData:
         files = self.locate_files(data_dir, log)
         dropped: list[str] = []
-        corpus = self._read_corpus(files["corpus.jsonl"], dropped)
+        texts = _read_corpus_texts(files["corpus.jsonl"], dropped)
         # declared (optional) so that every cache keyed by the task's files covers it; read
         # only beside the corpus it describes
         structure = files.get(STRUCTURE_FILE)
+        fields = None
         if structure is not None and structure.parent == files["corpus.jsonl"].parent:
-            corpus = read_structure(structure, corpus, dropped)
+            fields = read_structure_fields(structure, texts, dropped)
             log.info("stard: legislative structure read from %s", structure)
         elif structure is not None:
             log.warning("stard: %s ignored: it does not lie beside the corpus %s", structure, files["corpus.jsonl"])
+        corpus = _documents(texts, fields)
+        del texts
         queries, qrels = self._read_queries(files["queries.json"], dropped)
         check_qrels_against_corpus(qrels, corpus, queries, files["queries.json"], dropped)
         stopwords = None
@@ -94,19 +97,7 @@ class Stard(DefinedTask):
 
     @staticmethod
     def _read_corpus(path: Path, dropped: list[str]) -> dict[str, Document]:
-        corpus: dict[str, Document] = {}
-        for lineno, obj in read_jsonl(path, required=("name", "content")):
-            name = _article_key(id_value(path, obj["name"], lineno, "name"))
-            if not name:
-                raise DataFormatError(path, "empty article name", lineno, "name")
-            text = text_value(path, obj["content"], lineno, "content")
-            if name in corpus:
-                dropped.append(f"{path.name} line {lineno}: duplicate article name {name!r} (first kept)")
-                continue
-            corpus[name] = Document(id=name, text=text, title=name)
-        if not corpus:
-            raise DataFormatError(path, "no documents (the file is empty or holds only blank lines)")
-        return corpus
+        return _documents(_read_corpus_texts(path, dropped))
 
     @staticmethod
     def _read_queries(path: Path, dropped: list[str]):
@@ -191,13 +182,44 @@ def _read_query_ids(path: Path, queries: dict[str, Query], dropped: list[str]) -
     return ids
 
 
-def read_structure(path: Path, corpus: dict[str, Document], dropped: list[str]) -> dict[str, Document]:
-    """``corpus`` with each article's structure in ``Document.fields``; strict: an unknown
-    or repeated id, a malformed line, an article without a line is an error. An empty
-    heading string (the shipped file has two, ``[""]``) names no division: it is left out
-    and reported in ``dropped``."""
+def _read_corpus_texts(path: Path, dropped: list[str]) -> dict[str, str]:
+    """Article name -> text (the first of a repeated name is kept, the others are dropped)."""
+    texts: dict[str, str] = {}
+    for lineno, obj in read_jsonl(path, required=("name", "content")):
+        name, text = obj["name"], obj["content"]
+        key = "".join(name.split()) if type(name) is str else _article_key(id_value(path, name, lineno, "name"))
+        if not key:
+            raise DataFormatError(path, "empty article name", lineno, "name")
+        if type(text) is not str:
+            text_value(path, text, lineno, "content")  # raises
+        if key in texts:
+            dropped.append(f"{path.name} line {lineno}: duplicate article name {key!r} (first kept)")
+            continue
+        texts[key] = text
+    if not texts:
+        raise DataFormatError(path, "no documents (the file is empty or holds only blank lines)")
+    return texts
+
+
+def _documents(texts: dict[str, str], fields: dict[str, dict[str, str]] | None = None) -> dict[str, Document]:
+    """The corpus: id and title are the name (one string), fields the structure or one empty
+    mapping shared by every article (fields are read-only: ``Document`` is frozen)."""
+    if fields is None:
+        none: dict[str, str] = {}
+        return {name: Document(id=name, text=text, title=name, fields=none) for name, text in texts.items()}
+    return {name: Document(id=name, text=text, title=name, fields=fields[name]) for name, text in texts.items()}
+
+
+def read_structure_fields(path: Path, corpus, dropped: list[str]) -> dict[str, dict[str, str]]:
+    """Article name -> its ``Document.fields``, for every article of ``corpus`` (names);
+    strict: an unknown or repeated id, a malformed line, an article without a line is an
+    error. An empty heading string (the shipped file has two, ``[""]``) names no division:
+    it is left out and reported in ``dropped``. Articles under the same headings share one
+    (read-only) fields mapping."""
     fields: dict[str, dict[str, str]] = {}
     first_line: dict[str, int] = {}
+    #: (law, category, *headings) as read -> (fields, whether a heading was empty)
+    seen: dict[tuple, tuple[dict[str, str], bool]] = {}
     for lineno, obj in read_jsonl(path, required=("id", "law", "category", "headings")):
         doc_id = _article_key(id_value(path, obj["id"], lineno, "id"))
         if doc_id not in corpus:
@@ -206,26 +228,43 @@ def read_structure(path: Path, corpus: dict[str, Document], dropped: list[str]) 
             raise DataFormatError(path, f"article {doc_id!r} listed twice (first on line {first_line[doc_id]})",
                                   lineno, "id")
         first_line[doc_id] = lineno
-        law = text_value(path, obj["law"], lineno, "law").strip()
-        if not law:
-            raise DataFormatError(path, "empty law", lineno, "law")
-        category = text_value(path, obj["category"], lineno, "category").strip()
-        headings = obj["headings"]
-        if not isinstance(headings, list):
-            raise DataFormatError(path, f"expected a list of headings, found {json_type(headings)}", lineno, "headings")
-        headings = [text_value(path, h, lineno, "headings").strip() for h in headings]
-        if not all(headings):
+        law, category, headings = obj["law"], obj["category"], obj["headings"]
+        known = key = None
+        if type(law) is str and type(category) is str and type(headings) is list:
+            key = (law, category, *headings)
+            try:
+                known = seen.get(key)
+            except TypeError:  # an unhashable heading: the checks below name it
+                key = None
+        if known is None:
+            known = _checked_structure(path, lineno, law, category, headings)
+            if key is not None:
+                seen[key] = known
+        if known[1]:
             dropped.append(f"{path.name} line {lineno}: article {doc_id} lists an empty heading (left out)")
-            headings = [h for h in headings if h]
-        for heading in [law, *headings]:
-            if "›" in heading:
-                raise DataFormatError(path, f"heading {heading!r} contains '›' (the path separator)", lineno,
-                                      "headings")
-        fields[doc_id] = structure_fields(law, category, headings)
+        fields[doc_id] = known[0]
     missing = [d for d in corpus if d not in fields]
     if missing:
         raise DataFormatError(path, f"{len(missing)} corpus article(s) have no line (e.g. {', '.join(missing[:3])})")
-    return {d: dataclasses.replace(doc, fields=fields[d]) for d, doc in corpus.items()}
+    return fields
+
+
+def _checked_structure(path: Path, lineno: int, law, category, headings) -> tuple[dict[str, str], bool]:
+    """One line's fields, and whether it listed an empty heading (errors name the line)."""
+    law = text_value(path, law, lineno, "law").strip()
+    if not law:
+        raise DataFormatError(path, "empty law", lineno, "law")
+    category = text_value(path, category, lineno, "category").strip()
+    if not isinstance(headings, list):
+        raise DataFormatError(path, f"expected a list of headings, found {json_type(headings)}", lineno, "headings")
+    headings = [text_value(path, h, lineno, "headings").strip() for h in headings]
+    empty = not all(headings)
+    if empty:
+        headings = [h for h in headings if h]
+    for heading in [law, *headings]:
+        if "›" in heading:
+            raise DataFormatError(path, f"heading {heading!r} contains '›' (the path separator)", lineno, "headings")
+    return structure_fields(law, category, headings), empty
 
 
 def structure_fields(law: str, category: str, headings: list[str]) -> dict[str, str]:
@@ -234,7 +273,7 @@ def structure_fields(law: str, category: str, headings: list[str]) -> dict[str, 
            "heading_path": PATH_SEPARATOR.join([law, *headings])}
     for heading in headings:
         match = _LEVEL.match(heading)
-        name = dict(LEVELS).get(match.group(1)) if match else None
+        name = _LEVEL_NAMES.get(match.group(1)) if match else None
         if name and name not in out:
             out[name] = heading
     return out

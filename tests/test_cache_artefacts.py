@@ -124,18 +124,18 @@ def _encodings(root, bert_dir):
 def _colbert_dir(root: Path) -> Path:
     folder = root.parent / "colbert-model"
     if not folder.exists():
-        tiny_models.colbert(folder, [d.text for d in FR_DOCS] + [q.text for q in FR_QUERIES])
+        tiny_models.colbert(folder, [d.text for d in topical_corpus()] + ["loyer bail", "salaire"])
     return folder
 
 
 def _colbert(root, bert_dir):
+    """colbert-ai's PLAID index (its k-means wants a few hundred token vectors: the topical corpus)."""
     from statbench.models.colbert import ColBERTRetriever
 
-    model = ColBERTRetriever(model=str(_colbert_dir(root)), doc_maxlen=24, query_maxlen=12, ncandidates=50,
-                             device="cpu")
+    model = ColBERTRetriever(model=str(_colbert_dir(root)), doc_maxlen=24, query_maxlen=12, nbits=2)
     ctx = _ctx(root)
-    model.index(FR_DOCS, ctx)
-    return model.search(FR_QUERIES, 10, ctx)
+    model.index(topical_corpus(), ctx)
+    return model.search([Query("q", "loyer bail"), Query("r", "salaire")], 30, ctx)
 
 
 def fake_generate(self, tokenizer, model, texts, seed):
@@ -218,7 +218,7 @@ ARTEFACTS = {
     "word-vectors": Artefact("word-vectors", _word2vec, _one("models/model/vectors")),
     "fasttext-vectors": Artefact("word-vectors", _fasttext, _one("models/model/vectors")),
     "encodings": Artefact("encodings", _encodings, _one("encodings/*")),
-    "colbert-encodings": Artefact("encodings", _colbert, _one("encodings/*")),
+    "colbert-plaid": Artefact("colbert-plaid", _colbert, _one("colbert-plaid/*")),
     "doct5query-expansions": Artefact("doct5query-expansions", _expansions, _one("doct5query/*")),
     "checkpoint": Artefact("checkpoint", _checkpoint, _one("models/lsi/train/epoch-*"),
                            rebuilt=("checkpoint", "checkpoint")),
@@ -522,7 +522,7 @@ REFUSED = [
     ("lsi", {"dropout": 1.0}, "parameter dropout=1.0 for lsi: too large; expected a finite float >= 0 and < 1"),
     ("lsi", {"dropout": -0.1}, "parameter dropout=-0.1 for lsi: below the minimum; expected a finite float >= 0 and < 1"),
     ("lsi", {"epochs": 0}, "parameter epochs=0 for lsi: below the minimum; expected an int >= 1"),
-    ("colbertv2", {"ncandidates": 0}, "parameter ncandidates=0 for colbertv2: below the minimum; expected an int >= 1"),
+    ("colbertv2", {"nbits": 3}, "parameter nbits=3 for colbertv2: not an allowed value; expected one of 1, 2, 4, 8"),
     ("cross-encoder", {"max_length": 0}, "parameter max_length=0 for cross-encoder: below the minimum; "
                                          "expected an int >= 1"),
     ("minilm-ce", {"device": "tpu"}, "parameter device='tpu' for minilm-ce: not an allowed value; "

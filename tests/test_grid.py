@@ -135,8 +135,14 @@ def test_sequential_and_local_workers_agree_and_a_second_invocation_does_nothing
     assert "6 cells: 0 run now, 6 already done" in again.stdout
     assert stamps == {p: p.stat().st_mtime_ns for p in (tmp_path / "par").glob("*/*/*")}
 
-    # changed data: every cell runs again; a tampered results.json: that cell runs again
-    (data / "queries.json").write_text((data / "queries.json").read_text() + "\n", encoding="utf-8")
+    # changed data (same size, same mtime: only the content differs): every cell runs again;
+    # a tampered results.json: that cell runs again
+    queries = data / "queries.json"
+    before, text = queries.stat(), queries.read_text(encoding="utf-8")
+    changed = text.replace("的", "了", 1)
+    assert changed != text and len(changed.encode()) == len(text.encode())
+    queries.write_text(changed, encoding="utf-8")
+    os.utime(queries, ns=(before.st_atime_ns, before.st_mtime_ns))
     rerun = grid(path, "--output", tmp_path / "par", "--cache", tmp_path / "c2", "--workers", 3, env=env)
     summary = json.loads((tmp_path / "par" / "summary.json").read_text())
     assert rerun.returncode == 0 and {c["status"] for c in summary["cells"]} == {"done"}

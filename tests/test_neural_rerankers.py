@@ -1,4 +1,4 @@
-"""Cross-encoders, monoT5 and ColBERTv2 (first stage and reranker) with tiny random models."""
+"""Cross-encoders and monoT5 with tiny random models (ColBERTv2: tests/test_colbert.py)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,6 @@ import pytest
 
 import tiny_models
 from fixture_data import STARD_CORPUS, write_jsonl
-from statbench.paths import cache_root
-
-
-@pytest.fixture(scope="module")
-def colbert_dir(tmp_path_factory):
-    return tiny_models.colbert(tmp_path_factory.mktemp("m") / "colbert", tiny_models.stard_texts())
 
 
 def _run_lines(outcome):
@@ -45,62 +39,6 @@ def test_monot5_scores_are_log_probabilities_of_true(stard_dir, tmp_path):
     outcome, _ = tiny_models.run(stard_dir, "bm25", reranker="monot5", reranker_params={"model": str(folder)})
     scores = [float(r[4]) for r in _run_lines(outcome)]
     assert scores and all(s < 0 for s in scores)  # log P(true | ...) over {true, false}
-
-
-def test_colbert_first_stage_and_reranker_agree_on_maxsim(stard_dir, colbert_dir):
-    params = {"model": str(colbert_dir), "doc_maxlen": 48, "query_maxlen": 16, "ncandidates": 100}
-    first, lines = tiny_models.run(stard_dir, "colbertv2", params)
-    assert first.results["model"]["family"] == "late-interaction"
-    assert any("colbertv2: encoded 6 passages" in line for line in lines)
-    ranked = _run_lines(first)
-    assert len(ranked) == 6  # 100 candidate tokens cover the whole tiny corpus
-
-    rerank_params = {k: v for k, v in params.items() if k != "ncandidates"}
-    second, _ = tiny_models.run(stard_dir, "bm25", reranker="colbertv2", reranker_params=rerank_params)
-    by_doc_first = {r[2]: float(r[4]) for r in ranked}
-    for r in _run_lines(second):
-        assert float(r[4]) == pytest.approx(by_doc_first[r[2]], rel=1e-3)  # the index stores float16
-
-    import shutil
-
-    shutil.rmtree(cache_root() / "runs")
-    _, lines = tiny_models.run(stard_dir, "colbertv2", params, output=first.results_path.parent / "again")
-    assert any("reusing token encodings" in line for line in lines)
-
-
-def test_maxsim_by_hand():
-    import torch
-
-    from statbench.models.colbert import maxsim
-
-    q = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
-    d = torch.tensor([[0.5, 0.5], [0.9, 0.1], [0.0, 0.3]])
-    assert maxsim(q, d) == pytest.approx(0.9 + 0.5)
-    assert maxsim(q, d[:0]) == 0.0
-
-
-def test_colbert_encoder_matches_colbert_ai(colbert_dir, monkeypatch):
-    """The transformers re-implementation encodes exactly as colbert-ai 0.2.22's Checkpoint."""
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    try:
-        from colbert.infra import ColBERTConfig
-        from colbert.modeling.checkpoint import Checkpoint
-
-        config = ColBERTConfig(doc_maxlen=24, query_maxlen=12, dim=8, checkpoint=str(colbert_dir))
-        reference = Checkpoint(str(colbert_dir), colbert_config=config)
-    except Exception as exc:  # its C++ extension needs a compiler; skip where it cannot build
-        pytest.skip(f"colbert-ai unavailable here: {type(exc).__name__}: {exc}")
-    import torch
-
-    from statbench.models.colbert import ColBERTEncoder
-
-    ours = ColBERTEncoder(str(colbert_dir), 12, 24, "cpu")
-    texts = [d["content"] for d in STARD_CORPUS[:3]]
-    queries = ["个体工商户的债务由谁承担？", "婚姻制度"]
-    assert torch.allclose(ours.queries(queries), reference.queryFromText(queries).float(), atol=1e-5)
-    expected = reference.docFromText(texts, keep_dims=False)  # one (tokens, dim) tensor per passage
-    for mine, theirs in zip(ours.docs(texts, batch_size=2), expected):
-        assert mine.shape == theirs.shape and torch.allclose(mine, theirs.float(), atol=1e-5)
 
 
 def test_reranker_on_a_frozen_pool(tmp_path):

@@ -742,3 +742,43 @@ def test_subprocess_evaluate_prints_one_line_and_exits_2(stard_dir, tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.splitlines() == [f"Error: {run}, line 1, field 'score': score 'NaN' is not a finite number"]
     assert proc.stdout == ""
+
+
+def test_block_decoding_gives_what_decoding_line_by_line_gives(tmp_path, monkeypatch):
+    """read_lines and read_jsonl decode a block of lines at once; on every input, in blocks of
+    any size, they give exactly the lines, objects and first error (its line) that decoding
+    and parsing one line at a time gives."""
+    import random
+
+    import statbench.dataio as dataio
+
+    def lines_one_by_one(path):
+        with open(path, "rb") as handle:
+            for lineno, raw in enumerate(handle, start=1):
+                yield lineno, dataio._decode_line(Path(path), raw, lineno)
+
+    def jsonl_one_by_one(path):
+        for lineno, line in lines_one_by_one(path):
+            if line.strip():
+                obj = dataio._loads(Path(path), line.rstrip("\r\n"), line=lineno)
+                if not isinstance(obj, dict):
+                    raise DataFormatError(path, f"expected a JSON object, found {type(obj).__name__}", lineno)
+                dataio.require_fields(Path(path), lineno, obj, ("a",))
+                yield lineno, obj
+
+    def outcome(reader, path):
+        try:
+            return list(reader(path))
+        except DataFormatError as exc:
+            return str(exc), exc.line, exc.field
+
+    pieces = [b'{"a": 1}', '{"a": "中文—"}'.encode(), b"\n", b"\r\n", b" ", BOM, b"\x00", b"\xff", b"\xe4\xb8",
+              b'{"a":1,"a":2}', b"[1]", b'{"b":1}', b"\t", b'{"a": NaN}', b'  {"a": 2}  ', b'{"a":1} x', b'{"a"',
+              "\u2028".encode(), "\u3000".encode()]
+    rng = random.Random(15)
+    path = tmp_path / "data.jsonl"
+    for trial in range(600):
+        path.write_bytes(b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 12))))
+        monkeypatch.setattr(dataio, "_LINE_CHUNK", rng.choice([1, 2, 5, 64, 1 << 20]))
+        assert outcome(read_lines, path) == outcome(lines_one_by_one, path)
+        assert outcome(lambda p: read_jsonl(p, required=("a",)), path) == outcome(jsonl_one_by_one, path)

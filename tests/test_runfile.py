@@ -44,3 +44,42 @@ def test_run_with_bad_score_names_field(tmp_path):
     path.write_text("q1 Q0 d1 1 high tag\n")
     with pytest.raises(DataFormatError, match=r"line 1, field 'score': score 'high' is not a number"):
         read_run(path)
+
+
+def test_the_fast_run_reader_agrees_with_the_line_reader_on_damaged_runs(tmp_path, monkeypatch):
+    """Random damage to a canonical run (a space doubled or dropped, a tab, NBSP or CR, a
+    line cut, a signed rank, an odd score): the whole-text reader gives exactly the line
+    reader's rankings or error, whichever it is."""
+    import random
+
+    import statbench.runfile as runfile
+
+    good = "".join(f"q{q} Q0 d{d} {r} {s} tag\n" for q in (3, 1, 2)
+                   for r, (d, s) in enumerate([(4, "2.5"), (1, "1e-3"), (7, "-0.5"), (2, ".25")], start=1))
+    rng = random.Random(15)
+    texts = [good]
+    for _ in range(400):
+        text = list(good)
+        for _ in range(rng.randint(1, 2)):
+            at = rng.randrange(len(text))
+            text[at:at + rng.randint(0, 1)] = rng.choice([" ", "  ", "\t", "\u00a0", "\r", "\n", "", "+", "_",
+                                                          "nan", "1", "x", "\u0661", "é", "\ufeff"])
+        texts.append("".join(text))
+    path = tmp_path / "run.trec"
+
+    def outcome(reader):
+        try:
+            return reader(path, allow_empty=True)
+        except DataFormatError as exc:
+            return str(exc)
+
+    fast_reads = 0
+    for text in texts:
+        path.write_text(text, "utf-8")
+        fast_reads += runfile._read_canonical_run(path) is not None
+        fast = outcome(runfile.read_run)
+        with monkeypatch.context() as patch:
+            patch.setattr(runfile, "_read_canonical_run", lambda path: None)
+            assert fast == outcome(runfile.read_run), repr(text)
+    assert fast_reads > 40  # the fast reader did read many of them
+

@@ -50,6 +50,9 @@ def test_structure_reaches_document_fields_and_leaves_the_checksum_alone(stard_d
         "book": "第一编 总则", "chapter": "第二章 自然人", "section": "第四节 个体工商户"}
     assert data.corpus["婚姻法第二条"].fields["heading_path"] == "婚姻法"
     assert [d.text for d in data.corpus.values()] == [d.text for d in without.corpus.values()]
+    # articles under the same headings share one (read-only) mapping: memory for the headings, once
+    assert data.corpus["民法典第五十六条"].fields is data.corpus["民法典第五十四条"].fields
+    assert data.corpus["建筑法第一条"].fields is not data.corpus["刑法第一条"].fields
 
 
 @pytest.mark.parametrize("lines, message", [

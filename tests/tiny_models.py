@@ -95,8 +95,10 @@ def cross_encoder(folder: Path, texts, seed: int = 0) -> Path:
     return folder
 
 
-def colbert(folder: Path, texts, dim: int = 8, seed: int = 0) -> Path:
-    """A checkpoint laid out as colbert-ai saves one (HF_ColBERT: ``bert.*`` + ``linear.weight``)."""
+def colbert(folder: Path, texts, dim: int = 16, seed: int = 0) -> Path:
+    """A checkpoint laid out as colbert-ai saves one (HF_ColBERT: ``bert.*`` + ``linear.weight``).
+    ``dim``: its token vectors' dimension; colbert-ai's PLAID residual codec packs ``nbits``
+    per dimension into bytes, so it needs ``dim % (8 * nbits) == 0`` (16: nbits 1 or 2)."""
     import torch
     from safetensors.torch import save_file
     from transformers import BertConfig, BertModel

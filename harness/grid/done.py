@@ -3,7 +3,9 @@
 A cell's output folder belongs to ``statbench run`` (an output set replaced as a unit), so
 the grid keeps its own record beside it: ``ROOT/.grid/done/CELL.json`` holds the cell's
 command, the sha256 of the results.json it produced and a fingerprint of the task's data
-folder (every file's relative path, size and modification time). A cell is done when all
+folder (every file's relative path, size and sha256: content, not modification times, so
+a file rewritten with the same size and mtime still counts as changed; each folder is
+hashed once per grid invocation). A cell is done when all
 of these hold:
 
 - its results.json reads strictly (schema, finite numbers) and its sha256 is the recorded one;
@@ -33,7 +35,7 @@ def record_path(root: Path, cell: Cell) -> Path:
 
 
 def data_fingerprint(cell: Cell) -> list | None:
-    """[relative path, size, mtime_ns] of every file in the task's data folder (None when
+    """[relative path, size, sha256] of every file in the task's data folder (None when
     the task has no folder to look at: such a cell is never skipped)."""
     from ..plugins import get_registry
 
@@ -53,7 +55,11 @@ def data_fingerprint(cell: Cell) -> list | None:
                 info = path.stat()
             except OSError:
                 continue
-            rows.append([str(path.relative_to(folder)), info.st_size, info.st_mtime_ns])
+            try:
+                digest = file_sha256(path)
+            except OSError:
+                return None  # unreadable now: never skip on a fingerprint we could not take
+            rows.append([str(path.relative_to(folder)), info.st_size, digest])
     return rows
 
 

@@ -7,9 +7,11 @@
 - fr: lower-casing, elision removal (l', d', qu' ...), stop words, Snowball French stemming;
 - en: lower-casing, stop words, Snowball English (Porter2) stemming.
 
-Tokenised corpora are cached on disk (a verified cache entry, see artefacts.py), keyed by
-corpus checksum and analyzer config, so BM25, QL and TF-IDF on the same task tokenise the
-corpus once.
+Every text is NFKC-normalised first. A large corpus is analysed by this process and
+worker processes together (analysis_worker.py); the result is a :class:`TokenizedCorpus`
+(term ids), exactly what one process gives. Tokenised corpora are cached on disk (a
+verified cache entry, see artefacts.py), keyed by corpus checksum and analyzer config, so
+BM25, QL and TF-IDF on the same task tokenise the corpus once.
 """
 
 from __future__ import annotations
@@ -17,10 +19,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import pickle
 import re
-import subprocess
-import sys
 import unicodedata
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -30,20 +29,31 @@ from statbench.errors import StatbenchError, UnknownNameError
 from statbench.params import Param
 
 from .artefacts import ids_digest, load_or_build
+from .tokenized import TokenizedCorpus
 
 ANALYZER_VERSION = "1"
 _WORD = re.compile(r"\w+", re.UNICODE)
 _ELISION = re.compile(r"\b(?:l|d|j|m|n|s|t|c|qu|jusqu|lorsqu|puisqu|quoiqu)['’]", re.IGNORECASE)
+_ASCII = bytes(range(0x80))
+_ASCII_NON_WORD_TO_SPACE = bytes(b if b >= 0x80 or _WORD.fullmatch(chr(b)) else 0x20 for b in range(256))
 _STEMMERS = {"fr": "french", "en": "english"}
 SEGMENTERS = ("jieba-rs", "jieba")
 TOKENS_FILE = "tokens.pkl"
+#: The tokens entry's layout (a TokenizedCorpus; entries of token lists were another layout).
+TOKENS_LAYOUT = "ids"
 #: The parameter every model built on these analyzers takes (it matters for Chinese only).
 SEGMENTER_PARAM = {"segmenter": Param(SEGMENTERS[0], "Chinese word segmenter: jieba-rs (jieba in Rust, ~20x faster) "
                                       "or jieba (the Python original)", choices=SEGMENTERS)}
 
 
 class Analyzer:
-    """Turns text into index terms for one language."""
+    """Turns text into index terms for one language.
+
+    A text is normalised (NFKC, lower case) and cut into segments: jieba's words for
+    Chinese, otherwise the UTF-8 bytes of each ``\\w+`` word (French elisions removed
+    first). Each distinct segment's term is worked out once (stripped, stop words and
+    punctuation dropped, stemmed) and memoised as a term id: a corpus has millions of
+    segments but only tens of thousands of distinct ones."""
 
     def __init__(self, language: str, stopwords: Iterable[str] | None = None, stem: bool = True,
                  segmenter: str = "jieba-rs"):
@@ -54,7 +64,8 @@ class Analyzer:
         self.stopwords = frozenset(stopwords) if stopwords is not None else default_stopwords(language)
         self.stem = stem and language in _STEMMERS
         self._stemmer = None
-        self._terms: dict[str, str] = {}  # segment -> index term ("" = dropped), see _term
+        self._cut = None
+        self._vocabulary: _Vocabulary | None = None  # this analyzer's own, for __call__
 
     def key(self) -> str:
         digest = hashlib.sha256("\n".join(sorted(self.stopwords)).encode()).hexdigest()[:12]
@@ -62,43 +73,130 @@ class Analyzer:
         return f"{language}-stem{int(self.stem)}-sw{digest}-v{ANALYZER_VERSION}"
 
     def __call__(self, text: str) -> list[str]:
-        text = unicodedata.normalize("NFKC", text).lower()
+        if self._vocabulary is None:
+            self._vocabulary = self.vocabulary()
+        vocabulary = self._vocabulary
+        terms = vocabulary.terms
+        return [terms[i] for i in map(vocabulary.__getitem__, self.segments(text)) if i >= 0]
+
+    def __getstate__(self) -> dict:  # sent to analysis workers: the configuration only
+        return {**self.__dict__, "_stemmer": None, "_cut": None, "_vocabulary": None}
+
+    def load(self) -> None:
+        """Import the segmenter and the stemmer, build the NFKC table, now (forked workers
+        then inherit them)."""
+        self.segments("")
+        _compat()
+        if self.stem and self._stemmer is None:
+            import Stemmer
+
+            self._stemmer = Stemmer.Stemmer(_STEMMERS[self.language])
+
+    def vocabulary(self) -> "_Vocabulary":
+        """A fresh memo from segments to term ids (see :func:`analyse_texts`)."""
+        return _Vocabulary(self._term)
+
+    def segments(self, text: str) -> list:
+        """The text's segments (str for Chinese, UTF-8 bytes of one word otherwise)."""
+        text = _nfkc(text).lower()
         if self.language == "zh":
-            return [term for term in map(self._term, self._segment(text)) if term]
+            if self._cut is None:
+                self._cut = _segmenter(self.segmenter)
+            return self._cut(text)
         if self.language == "fr":
             text = _ELISION.sub(" ", text)
-        words = [w for w in _WORD.findall(text) if w not in self.stopwords]
-        if self.stem:
-            if self._stemmer is None:
-                import Stemmer
+        data = text.encode("utf-8", "surrogatepass")
+        non_ascii = data.translate(None, _ASCII)  # whole UTF-8 sequences: ASCII bytes never occur in one
+        if non_ascii:
+            # a non-ASCII character that is not a word character separates words as a space does
+            for char in set(non_ascii.decode("utf-8", "surrogatepass")):
+                if not _WORD.match(char):
+                    data = data.replace(char.encode("utf-8", "surrogatepass"), b" ")
+        # ASCII non-word bytes become spaces; what the split leaves are exactly _WORD's matches
+        return data.translate(_ASCII_NON_WORD_TO_SPACE).split()
 
-                self._stemmer = Stemmer.Stemmer(_STEMMERS[self.language])
-            words = self._stemmer.stemWords(words)
-        return words
-
-    def __getstate__(self) -> dict:  # sent to analysis workers without the stemmer or memo
-        return {**self.__dict__, "_stemmer": None, "_terms": {}}
-
-    def _term(self, segment: str) -> str:
-        """Strip a segment, drop it if it is punctuation or a stop word; memoised, because a
-        corpus has millions of segments but only tens of thousands of distinct ones."""
-        term = self._terms.get(segment)
-        if term is None:
+    def _term(self, segment) -> str | None:
+        """The index term of a segment, None when it is dropped (punctuation, stop word)."""
+        if self.language == "zh":
             term = segment.strip()
-            if not _WORD.search(term) or term in self.stopwords:
-                term = ""
-            self._terms[segment] = term
-        return term
+            return term if _WORD.search(term) and term not in self.stopwords else None
+        word = segment.decode("utf-8", "surrogatepass")
+        if word in self.stopwords:
+            return None
+        if not self.stem:
+            return word
+        if self._stemmer is None:
+            import Stemmer
 
-    def _segment(self, text: str) -> list[str]:
-        if self.segmenter == "jieba-rs":
-            import rjieba
+            self._stemmer = Stemmer.Stemmer(_STEMMERS[self.language])
+        return self._stemmer.stemWord(word)
 
-            return rjieba.cut(text)
-        import jieba
 
-        jieba.setLogLevel(logging.WARNING)
-        return jieba.lcut(text)
+class _Vocabulary(dict):
+    """segment -> term id (-1: dropped), filled on first sight; ``terms`` lists the terms
+    by id, in order of first occurrence."""
+
+    __slots__ = ("terms", "ids", "term_of")
+
+    def __init__(self, term_of):
+        super().__init__()
+        self.terms: list[str] = []
+        self.ids: dict[str, int] = {}
+        self.term_of = term_of
+
+    def __missing__(self, segment) -> int:
+        term = self.term_of(segment)
+        if term is None:
+            value = -1
+        else:
+            value = self.ids.get(term)
+            if value is None:
+                value = self.ids[term] = len(self.terms)
+                self.terms.append(term)
+        self[segment] = value
+        return value
+
+
+def _segmenter(name: str):
+    if name == "jieba-rs":
+        import rjieba
+
+        return rjieba.cut
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    return jieba.lcut
+
+
+_COMPAT: tuple | None = None
+
+
+def _compat() -> tuple:
+    """(a pattern matching the BMP characters NFKC changes, their NFKC forms), built once."""
+    global _COMPAT
+    if _COMPAT is None:
+        forms = {}
+        for code in range(0x10000):
+            if not 0xD800 <= code < 0xE000:
+                form = unicodedata.normalize("NFKC", chr(code))
+                if form != chr(code):
+                    forms[chr(code)] = form
+        _COMPAT = (re.compile("[" + "".join(map(re.escape, forms)) + "]"), forms)
+    return _COMPAT
+
+
+def _nfkc(text: str) -> str:
+    """``unicodedata.normalize("NFKC", text)``, faster for the usual case: each character
+    whose NFKC form differs (full-width punctuation, in Chinese text) is replaced by that
+    form, and the result is taken only if it is NFKC-normalised (else normalised in full).
+    Exact: replacing characters by compatibility-equivalent strings leaves the NFKD form,
+    hence the NFKC form, unchanged, and a normalised string is its own NFKC form."""
+    if unicodedata.is_normalized("NFKC", text):
+        return text
+    pattern, forms = _compat()
+    for char in set(pattern.findall(text)):
+        text = text.replace(char, forms[char])
+    return text if unicodedata.is_normalized("NFKC", text) else unicodedata.normalize("NFKC", text)
 
 
 def default_stopwords(language: str) -> frozenset[str]:
@@ -110,7 +208,8 @@ def default_stopwords(language: str) -> frozenset[str]:
 
 def analysis_workers(n_texts: int) -> int:
     """Processes for analysing a corpus: ``STATBENCH_WORKERS``, else every CPU this process
-    may use, but one for small corpora (a worker costs ~0.2 s to start)."""
+    may use, but one for corpora under 20,000 texts (where a worker that cannot be forked,
+    ~0.7 s of CPU to start, would gain little)."""
     configured = os.environ.get("STATBENCH_WORKERS", "").strip()
     if configured:
         try:
@@ -129,76 +228,132 @@ def usable_cpus() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def analyse_texts(analyzer: Analyzer, texts: Sequence[str], advance=lambda n=1: None) -> list[list[str]]:
-    """Analyse texts in order; many are split between this process and worker processes
-    (segmentation holds the GIL, so threads would not help). Workers are fresh interpreters
-    running analysis_worker, not multiprocessing children: forking a process that started
-    a JVM or torch threads is unsafe, and spawning re-imports the caller's main module.
+def analyse_texts(analyzer: Analyzer, texts: Sequence[str], advance=lambda n=1: None,
+                  compact: bool = False) -> list[list[str]] | TokenizedCorpus:
+    """Analyse texts in order: each text's terms, or with ``compact`` the whole as a
+    :class:`TokenizedCorpus`. Many texts are shared between this process and worker
+    processes (segmentation holds the GIL, so threads would not help); every process
+    takes blocks of texts until none is left, and the result is exactly one process's.
 
-    Each worker gets its whole input in a file before this process starts on its own part,
-    and writes its tokens to a file: nothing is fed through a pipe by a thread that this
-    process's own (GIL-holding) analysis would starve, so the processes really overlap."""
+    Workers are forked, or fresh interpreters when forking is unsafe (see analysis_worker),
+    and send back arrays, not token lists."""
+    from .analysis_worker import analyse_blocks, block_size
+
+    processes = analysis_workers(len(texts))
+    block = block_size(len(texts), processes)
+    if processes == 1 or len(texts) <= block:
+        corpus = _merge(len(texts), block, [analyse_blocks(analyzer, lambda a, b: texts[a:b], len(texts), block,
+                                                           None, advance)])
+    else:
+        corpus = _analyse_in_processes(analyzer, texts, block, processes, advance)
+    return corpus if compact else corpus.lists()
+
+
+def _analyse_in_processes(analyzer: Analyzer, texts: Sequence[str], block: int, processes: int,
+                          advance) -> TokenizedCorpus:
+    import gc
     import tempfile
 
-    size = max(1, -(-len(texts) // analysis_workers(len(texts))))
-    parts = [texts[start:start + size] for start in range(0, len(texts), size)]
-    if len(parts) <= 1:
-        tokens = []
-        for text in parts[0] if parts else ():
-            tokens.append(analyzer(text))
-            advance()
-        return tokens
-    with tempfile.TemporaryDirectory(prefix="statbench-analysis-") as folder:
-        procs = []
+    from .analysis_worker import CLAIMS, Forked, Part, Spawned, analyse_blocks, can_fork, write_input
+
+    def block_texts(number: int) -> int:
+        return min(len(texts), (number + 1) * block) - number * block
+
+    with tempfile.TemporaryDirectory(prefix="statbench-analysis-") as name:
+        folder = Path(name)
+        (folder / CLAIMS).mkdir()
+        workers = []
         try:
-            for number, part in enumerate(parts[1:]):
-                given, taken = Path(folder) / f"in-{number}.pkl", Path(folder) / f"out-{number}.pkl"
-                with open(given, "wb") as handle:
-                    pickle.dump((analyzer, list(part)), handle, pickle.HIGHEST_PROTOCOL)
-                procs.append((subprocess.Popen([sys.executable, "-m", "statbench.models.analysis_worker", str(given),
-                                                str(taken)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                               stderr=subprocess.PIPE), taken))
-            tokens = []
-            for text in parts[0]:
-                tokens.append(analyzer(text))
-                advance()
-            for proc, taken in procs:
-                _, err = proc.communicate()
-                if proc.returncode != 0:
-                    raise StatbenchError(f"an analysis worker failed (exit {proc.returncode}; STATBENCH_WORKERS=1 "
-                                         f"analyses in this process):\n{err.decode(errors='replace')[-2000:]}")
-                with open(taken, "rb") as handle:
-                    part_tokens = pickle.load(handle)
-                tokens.extend(part_tokens)
-                advance(len(part_tokens))
-            return tokens
+            try:
+                if can_fork():
+                    analyzer.load()  # the segmenter, stemmer and NFKC table, inherited by the workers
+                    gc.freeze()  # (a child's collections then leave the inherited objects' pages shared)
+                    try:
+                        for number in range(processes - 1):
+                            workers.append(Forked(analyzer, texts, block, folder, number))
+                    finally:
+                        gc.unfreeze()
+                else:
+                    for number in range(processes - 1):
+                        workers.append(Spawned(folder, number))
+                    write_input(folder, analyzer, texts, block)
+                    for worker in workers:
+                        worker.go()
+            except OSError as exc:
+                raise StatbenchError(f"could not start an analysis worker ({exc}); STATBENCH_WORKERS=1 analyses in "
+                                     "this process") from None
+            parts = [analyse_blocks(analyzer, lambda a, b: texts[a:b], len(texts), block, folder, advance)]
+            for number, worker in enumerate(workers):
+                code = worker.wait()
+                if code != 0:
+                    err = worker.err.read_bytes().decode(errors="replace") if worker.err.exists() else ""
+                    raise StatbenchError(f"an analysis worker failed (exit {code}; STATBENCH_WORKERS=1 "
+                                         f"analyses in this process):\n{err[-2000:]}")
+                path = folder / f"part-{number}.pkl"
+                if path.exists():  # (a worker that exits without writing never claimed a block; a lost one is refused)
+                    parts.append(Part.load(path, block_texts))
+                    advance(sum(block_texts(n) for n, _ in parts[-1].claims))
+            return _merge(len(texts), block, parts)
         finally:
-            for proc, _ in procs:
-                if proc.poll() is None:
-                    proc.kill()
-                    proc.wait()
+            for worker in workers:
+                worker.kill()
+
+
+def _merge(n_texts: int, block: int, parts: list) -> TokenizedCorpus:
+    """One corpus from the processes' parts: blocks in corpus order, each process's new
+    terms numbered in the order they first occur in the corpus (the order of analysing
+    everything in one process)."""
+    import numpy as np
+
+    owner = {number: (p, j, size) for p, part in enumerate(parts) for j, (number, size) in enumerate(part.claims)}
+    n_blocks = -(-n_texts // block)
+    if len(owner) != n_blocks or any(number not in owner for number in range(n_blocks)):
+        raise StatbenchError(f"text analysis lost {n_blocks - len(owner)} of {n_blocks} blocks (STATBENCH_WORKERS=1 "
+                             "analyses in this process)")
+    if sum(1 for part in parts if part.claims) <= 1:
+        (part,) = [part for part in parts if part.claims] or parts[:1]
+        terms, ids, lengths = part.terms, part.ids, part.lengths
+    else:
+        terms, index, ids, lengths = [], {}, [], []
+        remaps = [np.zeros(len(part.terms), dtype=np.int32) for part in parts]
+        seen = [0] * len(parts)
+        for number in range(n_blocks):
+            p, j, size = owner[number]
+            local, remap = parts[p].terms, remaps[p]
+            for i in range(seen[p], size):
+                term = local[i]
+                g = index.get(term)
+                if g is None:
+                    g = index[term] = len(terms)
+                    terms.append(term)
+                remap[i] = g
+            seen[p] = size
+            ids.append(remap[parts[p].ids[j]])
+            lengths.append(parts[p].lengths[j])
+    offsets = np.zeros(n_texts + 1, dtype=np.int64)
+    if lengths:
+        np.cumsum(np.concatenate(lengths), out=offsets[1:])
+    flat = np.concatenate(ids).astype(np.int32, copy=False) if ids else np.zeros(0, dtype=np.int32)
+    return TokenizedCorpus(terms, flat, offsets)
 
 
 def tokenize_corpus(analyzer: Analyzer, doc_ids: Sequence[str], texts: Sequence[str], cache_root: Path,
-                    data_checksum: str, progress=None) -> list[list[str]]:
+                    data_checksum: str, progress=None) -> TokenizedCorpus:
     """Tokenise every document once per (corpus, analyzer); later calls read the cache.
 
-    The entry ``tokens/DATA-IDS-ANALYZER/tokens.pkl`` (kind ``tokens``) is keyed by the
-    data checksum, the document ids in order and the analyzer's configuration."""
+    The entry ``tokens/DATA-IDS-ANALYZER-ids/tokens.pkl`` (kind ``tokens``) holds the
+    compact corpus and is keyed by the data checksum, the document ids in order and the
+    analyzer's configuration."""
     ids = ids_digest(doc_ids)
-    key = {"data": data_checksum, "ids": ids, "analyzer": analyzer.key()}
-    entry = CacheEntry(cache_root / "tokens" / f"{data_checksum[:16]}-{ids[:12]}-{analyzer.key()}", "tokens", key)
+    key = {"data": data_checksum, "ids": ids, "analyzer": analyzer.key(), "layout": TOKENS_LAYOUT}
+    entry = CacheEntry(cache_root / "tokens" / f"{data_checksum[:16]}-{ids[:12]}-{analyzer.key()}-{TOKENS_LAYOUT}",
+                       "tokens", key)
 
-    def build(staging: Path) -> list[list[str]]:
+    def build(staging: Path) -> TokenizedCorpus:
         advance = progress("tokenising corpus", len(texts)) if progress else (lambda n=1: None)
-        tokens = analyse_texts(analyzer, texts, advance)
-        with open(staging / TOKENS_FILE, "wb") as handle:
-            pickle.dump(tokens, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        tokens = analyse_texts(analyzer, texts, advance, compact=True)
+        tokens.save(staging / TOKENS_FILE)
         return tokens
 
-    def load(folder: Path) -> list[list[str]]:
-        with open(folder / TOKENS_FILE, "rb") as handle:
-            return pickle.load(handle)
-
-    tokens, _ = load_or_build(entry, build, load)
+    tokens, _ = load_or_build(entry, build, lambda folder: TokenizedCorpus.load(folder / TOKENS_FILE))
     return tokens

@@ -1,6 +1,8 @@
 """BM25 with two backends: bm25s (embedded, the default) and Lucene (``backend=lucene``).
 
-bm25s is sparse-matrix BM25 in pure Python over statbench's analyzers (analysis.py);
+bm25s is sparse-matrix BM25 in pure Python over statbench's analyzers (analysis.py); its
+index is built from the cached term ids in a few array operations (bm25_index.py: the
+same scores, bit for bit), and a query sums only its terms' postings (as bm25s does);
 the Lucene backend indexes with Anserini through pyserini (lucene.py) and Lucene's own
 language analyzer, or statbench's tokens with ``analyzer=statbench``.
 
@@ -18,7 +20,9 @@ from statbench.params import Param
 
 from .analysis import SEGMENTER_PARAM
 from .artefacts import load_or_build
+from .bm25_index import index_bm25s
 from .lexical import ANALYZER_PARAM, LexicalRetriever, top_k
+from .topk import distinct
 
 BM25S_METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 PRESETS = {"default": {}, "bsard": {"k1": 1.0, "b": 0.6}, "gdsr": {"k1": 2.5, "b": 0.2}, "pyserini": {"k1": 0.9, "b": 0.4}}
@@ -57,7 +61,7 @@ class BM25(LexicalRetriever):
 
         def build(staging):
             model = bm25s.BM25(k1=float(p["k1"]), b=float(p["b"]), method=p["method"])
-            model.index(self.tokens(corpus, ctx), show_progress=False)
+            index_bm25s(model, self.tokenized(corpus, ctx))
             model.save(str(staging))
             return model
 
@@ -68,8 +72,28 @@ class BM25(LexicalRetriever):
     def search(self, queries: Sequence[Query], k: int, ctx: RunContext) -> dict[str, Ranking]:
         if self.uses_lucene:
             return self.lucene_search(queries, k, ctx, "bm25", k1=self.params["k1"], b=self.params["b"])
-        return self.search_terms(queries, k, ctx, self._model.vocab_dict,
-                                 lambda terms, k: top_k(self._model.get_scores(terms), self._doc_ids, k))
+        return self.search_terms(queries, k, ctx, self._model.vocab_dict, self._rank)
+
+    def _rank(self, terms: list[str], k: int) -> Ranking:
+        """bm25s's scores (``get_scores``: each term's postings added in query order, in
+        float32), and, when the query's postings are few, only the documents they hold are
+        considered: the others score 0, which a ranking leaves out."""
+        import numpy as np
+
+        model = self._model
+        if model.nonoccurrence_array is not None:  # bm25l, bm25+: every document has a score
+            return top_k(model.get_scores(terms), self._doc_ids, k)
+        data, indices, indptr = model.scores["data"], model.scores["indices"], model.scores["indptr"]
+        scores = np.zeros(model.scores["num_docs"], dtype=model.dtype)
+        postings = []
+        for term in terms:
+            term_id = model.vocab_dict[term]
+            start, end = indptr[term_id:term_id + 2]
+            docs = indices[start:end]  # distinct documents: += adds each once, as np.add.at
+            scores[docs] += data[start:end]
+            postings.append(docs)
+        few = sum(len(docs) for docs in postings) * 8 < len(scores)
+        return top_k(scores, self._doc_ids, k, among=distinct(np.concatenate(postings)) if few else None)
 
 
 @hookimpl

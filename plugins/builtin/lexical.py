@@ -17,6 +17,7 @@ from statbench.params import Param
 
 from .analysis import Analyzer, tokenize_corpus
 from .artefacts import ids_digest
+from .tokenized import TokenizedCorpus
 from .topk import top_k  # noqa: F401  (re-exported: the models import it from here)
 
 ANALYZERS = ("default", "statbench")
@@ -100,12 +101,17 @@ class LexicalRetriever(Retriever):
         return {"data": self.text_checksum(ctx), "ids": ids_digest(d.id for d in corpus),
                 "analyzer": self.analyzer(ctx).key()}
 
-    def tokens(self, corpus: Sequence[Document], ctx: RunContext) -> list[list[str]]:
+    def tokenized(self, corpus: Sequence[Document], ctx: RunContext) -> TokenizedCorpus:
+        """The analysed corpus (cached) as term ids: what the embedded indexes are built from."""
         docs = self.indexed_corpus(corpus)
         return tokenize_corpus(
             self.analyzer(ctx), [d.id for d in docs], [d.text for d in docs], ctx.cache_root,
             self.text_checksum(ctx), ctx.progress,
         )
+
+    def tokens(self, corpus: Sequence[Document], ctx: RunContext) -> list[list[str]]:
+        """Each document's terms (for the models that want strings)."""
+        return self.tokenized(corpus, ctx).lists()
 
     # --- the Lucene backend, shared by BM25 and QL -------------------------------------
 

@@ -21,6 +21,7 @@ from statbench.params import Param
 from .analysis import SEGMENTER_PARAM
 from .artefacts import load_or_build
 from .lexical import ANALYZER_PARAM, LexicalRetriever, top_k
+from .topk import distinct
 
 INDEX_FILE = "index.npz"
 
@@ -53,13 +54,10 @@ class QueryLikelihood(LexicalRetriever):
         import numpy as np
         import scipy.sparse as sp
 
-        tokens = self.tokens(corpus, ctx)
-        vocab: dict[str, int] = {}
-        rows, cols = [], []
-        for doc_index, doc_tokens in enumerate(tokens):
-            for term in doc_tokens:
-                rows.append(vocab.setdefault(term, len(vocab)))
-                cols.append(doc_index)
+        tokens = self.tokenized(corpus, ctx)
+        # term ids number terms in order of first occurrence (a vocabulary built by walking the terms)
+        vocab: dict[str, int] = {term: i for i, term in enumerate(tokens.terms)}
+        rows, cols = tokens.ids, tokens.doc_of_token()
         tf = sp.csr_matrix((np.ones(len(rows), dtype=np.float64), (rows, cols)), shape=(len(vocab), len(tokens)))
         tf.sum_duplicates()
         collection = np.asarray(tf.sum(axis=1)).ravel()
@@ -67,7 +65,7 @@ class QueryLikelihood(LexicalRetriever):
         weights = tf.copy()
         # log(1 + tf / (mu * p(t|C))) for every stored (term, doc) entry, row by row
         weights.data = np.log1p(weights.data / (mu * np.repeat(p_t, np.diff(weights.indptr))))
-        lengths = np.array([len(t) for t in tokens], dtype=np.float64)
+        lengths = tokens.lengths().astype(np.float64)
         weights = weights.tocsr()
         length_term = np.log(mu / (lengths + mu))
         with open(path, "wb") as handle:
@@ -85,7 +83,7 @@ class QueryLikelihood(LexicalRetriever):
         def rank(terms: list[str], k: int) -> Ranking:
             ids, counts = np.unique([self._vocab[t] for t in terms], return_counts=True)
             rows = self._weights[ids]
-            matched = np.unique(rows.indices)
+            matched = distinct(rows.indices)  # np.unique(rows.indices), faster
             scores = np.full(len(self._doc_ids), -np.inf)
             scores[matched] = counts @ rows[:, matched].toarray() + counts.sum() * self._length_term[matched]
             # log-probabilities (negative): only the matched documents are ranked

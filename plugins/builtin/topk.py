@@ -1,4 +1,5 @@
-"""The top-k cut the embedded lexical backends share: keeps every document tied with the k-th."""
+"""The top-k cut the embedded lexical backends share (keeps every document tied with the
+k-th), and the sorted distinct documents a sparse query matched."""
 
 from __future__ import annotations
 
@@ -14,13 +15,27 @@ def top_k(scores, doc_ids: Sequence[str], k: int, among=None, positive: bool = T
     import numpy as np
 
     scores = np.asarray(scores)
-    rows = np.arange(len(scores)) if among is None else np.asarray(among)
-    if positive:
-        # a query matching few documents keeps only those: never a loop over the whole corpus.
-        # Same documents as cutting first: with k or more positive scores the k-th is positive
-        rows = rows[scores[rows] > 0]
+    if among is not None:  # only these are looked at (a sparse query's matched documents)
+        rows = np.asarray(among)
+        if positive:
+            rows = rows[scores[rows] > 0]
+    elif positive:  # one vectorised pass over the scores, never a Python loop over the corpus
+        rows = np.flatnonzero(scores > 0)
+    else:
+        rows = np.arange(len(scores))
+    # keeping only positive scores first selects the same documents as cutting first: with k
+    # or more positive scores the k-th is positive
     if k < len(rows):
         candidates = scores[rows]
         threshold = candidates[np.argpartition(-candidates, k - 1)[:k]].min()
         rows = rows[candidates >= threshold]
     return [(doc_ids[i], value) for i, value in zip(rows.tolist(), scores[rows].tolist())]
+
+
+def distinct(values):
+    """``np.unique(values)``: the sorted distinct values, by one sort (numpy 2's np.unique
+    of a plain array takes a hashing path many times slower on a query's postings)."""
+    import numpy as np
+
+    values = np.sort(np.asarray(values).ravel())
+    return values[np.concatenate(([True], values[1:] != values[:-1]))] if len(values) else values

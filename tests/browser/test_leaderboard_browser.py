@@ -2,13 +2,12 @@
 driven by Playwright, opened from file:// with the network off. Sorting, filtering,
 expanding, escaping (no alert may fire), and a screenshot.
 
-Skipped, saying why, when /usr/bin/chromium or the playwright package is missing
-(CI installs both: see .ci/run). Playwright's own browser download is never used."""
+The ``page`` fixture (conftest.py) skips, saying why, when /usr/bin/chromium or the
+playwright package is missing (CI installs both: see .ci/run). Playwright's own browser
+download is never used."""
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,44 +15,7 @@ import pytest
 from statbench.leaderboard.sample import write_sample
 from statbench.leaderboard.site import build_site
 
-CHROMIUM = os.environ.get("STATBENCH_CHROMIUM", "/usr/bin/chromium")
 XSS = "<script>alert(1)</script>"
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
-
-pytestmark = pytest.mark.skipif(
-    not (Path(CHROMIUM).is_file() or shutil.which(CHROMIUM)),
-    reason=f"headless browser test needs Chromium at {CHROMIUM} (Debian: apt-get install chromium)",
-)
-
-
-@pytest.fixture
-def page(tmp_path):
-    sync_api = pytest.importorskip("playwright.sync_api", reason="browser test needs the playwright package")
-    with sync_api.sync_playwright() as pw:
-        # a persistent context is how Playwright takes a fresh --user-data-dir
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True, args=FLAGS,
-            viewport={"width": 1400, "height": 900},
-        )
-        context.set_default_timeout(15_000)
-        requests: list[str] = []
-
-        def no_network(route):
-            if not route.request.url.startswith("file://"):
-                requests.append(route.request.url)
-                return route.abort()
-            return route.continue_()
-
-        context.route("**/*", no_network)
-        page = context.new_page()
-        page.dialogs, page.errors, page.requests = [], [], requests
-        page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
-        page.on("pageerror", lambda e: page.errors.append(str(e)))
-        try:
-            yield page
-        finally:
-            context.close()
 
 
 @pytest.fixture
