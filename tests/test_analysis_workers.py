@@ -130,7 +130,9 @@ def test_worker_processes_give_the_tokens_and_ids_of_one_process(monkeypatch, la
 def test_fork_only_where_no_native_threads_or_vm_are_loaded(monkeypatch):
     import sys
 
-    assert analysis_worker.can_fork() == hasattr(os, "fork")  # this test process loads none of them
+    for name in analysis_worker.FORK_UNSAFE:  # earlier tests of a whole session may have loaded some
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    assert analysis_worker.can_fork() == hasattr(os, "fork")
     monkeypatch.setitem(sys.modules, "jnius", object())  # pyserini's JVM bridge
     assert not analysis_worker.can_fork()
 
@@ -141,6 +143,7 @@ def test_a_forked_worker_that_fails_is_reported_with_its_traceback(monkeypatch):
         raise OSError("No space left on device")
 
     monkeypatch.setenv("STATBENCH_WORKERS", "2")
+    monkeypatch.setattr(analysis_worker, "can_fork", lambda: True)  # even when earlier tests loaded torch
     monkeypatch.setattr(analysis_worker.Part, "save", disk_full)  # only workers save a part
     with pytest.raises(StatbenchError, match=r"(?s)an analysis worker failed \(exit 1; STATBENCH_WORKERS=1 analyses "
                        r"in this process\):\nTraceback.*OSError: No space left on device"):
