@@ -30,3 +30,14 @@ def write_jsonl(path: Path, rows) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     return path
+
+
+def write_uk_pool(root: Path, passages: dict[str, str], queries: dict[str, str], qrels: str, pool: str) -> Path:
+    """A ukstat data folder in the substitute layout (``qrels``: the qrels.tsv text) with the
+    frozen pool ``hand`` (``pool``: its TREC run text)."""
+    write_jsonl(root / "substitute" / "corpus.jsonl", [{"id": k, "content": v} for k, v in passages.items()])
+    write_jsonl(root / "substitute" / "queries.jsonl", [{"qid": q, "query": t} for q, t in queries.items()])
+    (root / "substitute" / "qrels.tsv").write_text(qrels)
+    (root / "pools").mkdir()
+    (root / "pools" / "hand.trec").write_text(pool)
+    return root

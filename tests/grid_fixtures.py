@@ -104,3 +104,10 @@ def cell_outputs(root: Path) -> dict[str, tuple[bytes, dict]]:
         found[str(results.parent.relative_to(root))] = (
             (results.parent / "run.trec").read_bytes(), {k: obj[k] for k in ("aggregate", "per_query", "splits")})
     return found
+
+
+def world(root: Path) -> tuple[Path, dict]:
+    """(a miniature STARD data folder, the environment under which subprocesses see the rotate plugin)."""
+    data = write_stard(root / "stard")
+    site = install_rotate(root / "site")
+    return data, {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 import api_servers
 import tiny_models
 from api_servers import KEY, Scripted, overlap_score
-from fixture_data import write_jsonl
+from fixture_data import write_uk_pool
 from statbench.cli import cli
 from statbench.errors import StatbenchError
 from statbench.paths import cache_root
@@ -35,14 +35,8 @@ PROVIDERS = {
 @pytest.fixture
 def uk_pool(tmp_path):
     """A ukstat substitute-layout folder with a frozen pool 'hand'."""
-    root = tmp_path / "uk"
-    write_jsonl(root / "substitute" / "corpus.jsonl", [{"id": k, "content": v} for k, v in PASSAGES.items()])
-    write_jsonl(root / "substitute" / "queries.jsonl", [{"qid": q, "query": t} for q, t in QUERIES.items()])
-    (root / "substitute" / "qrels.tsv").write_text("Q1\t0\tp-a\t3\nQ1\t0\tp-b\t1\nQ2\t0\tp-c\t3\n")
-    (root / "pools").mkdir()
-    (root / "pools" / "hand.trec").write_text("".join(
+    return write_uk_pool(tmp_path / "uk", PASSAGES, QUERIES, "Q1\t0\tp-a\t3\nQ1\t0\tp-b\t1\nQ2\t0\tp-c\t3\n", "".join(
         f"{q} Q0 {d} {i + 1} {10 - i} hand\n" for q, docs in POOL.items() for i, d in enumerate(docs)))
-    return root
 
 
 @pytest.fixture(params=sorted(PROVIDERS))

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import tiny_models
-from fixture_data import write_jsonl
+from fixture_data import write_uk_pool
 from lexical_fixtures import context
 from statbench import cache
 from statbench.api import Document, Query
@@ -49,15 +49,10 @@ def colbert_dir(tmp_path_factory) -> Path:
 @pytest.fixture
 def ukstat_dir(tmp_path) -> Path:
     """A ukstat data folder in the substitute layout, with a frozen pool ``hand``."""
-    root = tmp_path / "uk"
-    write_jsonl(root / "substitute" / "corpus.jsonl", [{"id": k, "content": v} for k, v in PASSAGES.items()])
-    write_jsonl(root / "substitute" / "queries.jsonl", [{"qid": k, "query": v} for k, v in QUERIES.items()])
-    (root / "substitute" / "qrels.tsv").write_text(
-        "".join(f"{q}\t0\t{d}\t{3 - i}\n" for q, docs in QRELS.items() for i, d in enumerate(docs)))
-    (root / "pools").mkdir()
-    (root / "pools" / "hand.trec").write_text(
+    return write_uk_pool(
+        tmp_path / "uk", PASSAGES, QUERIES,
+        "".join(f"{q}\t0\t{d}\t{3 - i}\n" for q, docs in QRELS.items() for i, d in enumerate(docs)),
         "Q1 Q0 p05 1 3.0 hand\nQ1 Q0 p00 2 2.0 hand\nQ1 Q0 p09 3 1.0 hand\nQ3 Q0 p03 1 1.0 hand\n")
-    return root
 
 
 def _run(data_dir, **kwargs):

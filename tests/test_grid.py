@@ -15,7 +15,8 @@ from click.testing import CliRunner
 from statbench.cli import cli
 from statbench.grid.spec import read_grid
 
-from grid_fixtures import DEV, cell_outputs, grid, install_rotate, mrr, write_stard
+import grid_fixtures
+from grid_fixtures import DEV, cell_outputs, grid, mrr
 
 ALL = ("0", "1", "2", "3", "4")
 
@@ -23,10 +24,7 @@ ALL = ("0", "1", "2", "3", "4")
 @pytest.fixture
 def world(tmp_path):
     """(data folder, environment for subprocesses that see the rotate plugin)."""
-    data = write_stard(tmp_path / "stard")
-    site = install_rotate(tmp_path / "site")
-    env = {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
-    return data, env
+    return grid_fixtures.world(tmp_path)
 
 
 def write(path, text: str):

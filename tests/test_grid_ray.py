@@ -4,13 +4,13 @@ the same run files and figures as sequential cells, and a worker killed mid-cell
 from __future__ import annotations
 
 import json
-import os
 import sys
 import textwrap
 
 import pytest
 
-from grid_fixtures import cell_outputs, grid, install_rotate, mrr, write_stard
+import grid_fixtures
+from grid_fixtures import cell_outputs, grid, mrr
 
 ray = pytest.importorskip("ray")
 
@@ -25,10 +25,7 @@ EXPERIMENT = """
 
 @pytest.fixture
 def world(tmp_path):
-    data = write_stard(tmp_path / "stard")
-    site = install_rotate(tmp_path / "site")
-    env = {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
-    return data, env
+    return grid_fixtures.world(tmp_path)
 
 
 def test_ray_cells_match_sequential_cells_byte_for_byte(world, tmp_path):

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 import api_servers
 import tiny_models
 from api_servers import KEY, Scripted, overlap_score
-from fixture_data import write_jsonl
+from fixture_data import write_uk_pool
 from statbench.cli import cli
 from statbench.errors import StatbenchError
 from statbench.models.listwise_prompt import SYSTEM
@@ -92,14 +92,8 @@ def _oracle_reply(messages):
 
 @pytest.fixture
 def uk_pool(tmp_path):
-    root = tmp_path / "uk"
-    write_jsonl(root / "substitute" / "corpus.jsonl", [{"id": k, "content": v} for k, v in PASSAGES.items()])
-    write_jsonl(root / "substitute" / "queries.jsonl", [{"qid": q, "query": t} for q, t in QUERIES.items()])
-    (root / "substitute" / "qrels.tsv").write_text("Q1\t0\tp-a\t3\nQ1\t0\tp-b\t1\nQ2\t0\tp-c\t3\n")
-    (root / "pools").mkdir()
-    (root / "pools" / "hand.trec").write_text("".join(
+    return write_uk_pool(tmp_path / "uk", PASSAGES, QUERIES, "Q1\t0\tp-a\t3\nQ1\t0\tp-b\t1\nQ2\t0\tp-c\t3\n", "".join(
         f"{q} Q0 {d} {i + 1} {10 - i} hand\n" for q, docs in POOL.items() for i, d in enumerate(docs)))
-    return root
 
 
 @pytest.fixture

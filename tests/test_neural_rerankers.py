@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import tiny_models
-from fixture_data import STARD_CORPUS, write_jsonl
+from fixture_data import STARD_CORPUS, write_uk_pool
 
 
 def _run_lines(outcome):
@@ -42,15 +42,11 @@ def test_monot5_scores_are_log_probabilities_of_true(stard_dir, tmp_path):
 
 
 def test_reranker_on_a_frozen_pool(tmp_path):
-    root = tmp_path / "uk"
     passages = {"p-a": "A person who contravenes a direction commits an offence.",
                 "p-b": "A local authority may give a direction to close premises.",
                 "p-c": "These Regulations come into force on the day after they are made."}
-    write_jsonl(root / "substitute" / "corpus.jsonl", [{"id": k, "content": v} for k, v in passages.items()])
-    write_jsonl(root / "substitute" / "queries.jsonl", [{"qid": "Q1", "query": "What if a direction is contravened?"}])
-    (root / "substitute" / "qrels.tsv").write_text("Q1\t0\tp-a\t3\nQ1\t0\tp-b\t1\n")
-    (root / "pools").mkdir()
-    (root / "pools" / "hand.trec").write_text("Q1 Q0 p-c 1 3.0 hand\nQ1 Q0 p-b 2 2.0 hand\n")
+    root = write_uk_pool(tmp_path / "uk", passages, {"Q1": "What if a direction is contravened?"},
+                         "Q1\t0\tp-a\t3\nQ1\t0\tp-b\t1\n", "Q1 Q0 p-c 1 3.0 hand\nQ1 Q0 p-b 2 2.0 hand\n")
     folder = tiny_models.cross_encoder(tmp_path / "ce", list(passages.values()) + ["What if a direction is contravened?"])
     outcome, _ = tiny_models.run(root, task="ukstat", pool="hand", reranker="cross-encoder",
                                  reranker_params={"model": str(folder)}, splits=None)

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 import tiny_models
-from fixture_data import write_jsonl
+from fixture_data import write_uk_pool
 
 PASSAGES = {"p-a": "A person who contravenes a direction commits an offence.",
             "p-b": "A local authority may give a direction to close premises.",
@@ -34,13 +34,8 @@ CROSS_ENCODERS = ["minilm-ce", "minilm12-ce", "bge-reranker-base", "bge-reranker
 
 @pytest.fixture(scope="module")
 def uk_pool(tmp_path_factory):
-    root = tmp_path_factory.mktemp("uk") / "uk"
-    write_jsonl(root / "substitute" / "corpus.jsonl", [{"id": k, "content": v} for k, v in PASSAGES.items()])
-    write_jsonl(root / "substitute" / "queries.jsonl", [{"qid": "Q1", "query": QUERY}])
-    (root / "substitute" / "qrels.tsv").write_text("Q1\t0\tp-a\t3\nQ1\t0\tp-b\t1\n")
-    (root / "pools").mkdir()
-    (root / "pools" / "hand.trec").write_text(POOL)
-    return root
+    return write_uk_pool(tmp_path_factory.mktemp("uk") / "uk", PASSAGES, {"Q1": QUERY},
+                         "Q1\t0\tp-a\t3\nQ1\t0\tp-b\t1\n", POOL)
 
 
 def test_list_models_shows_every_reranker_family_of_tables_7_and_8():
