@@ -166,6 +166,22 @@ def holm(p_values: list[float]) -> list[float]:
     return adjusted
 
 
+def require_paired(baseline_name: str, baseline: Mapping[str, float], systems: Mapping[str, Mapping[str, float]],
+                   measure: str) -> None:
+    """``StatbenchError`` unless every system scored exactly the baseline's query set."""
+    for name in sorted(systems):
+        problem = query_set_difference(baseline, systems[name], (repr(baseline_name), repr(name)))
+        if problem is not None:
+            raise StatbenchError(f"{name!r} cannot be tested against {baseline_name!r} on {measure}: {problem}")
+
+
+def with_holm(raw: list[dict], alpha: float) -> list[Comparison]:
+    """The comparisons of one family (``raw``: Comparison fields but ``p_holm``/``alpha``),
+    their p-values Holm-adjusted together."""
+    adjusted = holm([r["p_value"] for r in raw])
+    return [Comparison(**r, p_holm=p_adj, alpha=alpha) for r, p_adj in zip(raw, adjusted)]
+
+
 def compare_to_baseline(
     baseline_name: str,
     baseline: Mapping[str, float],
@@ -181,10 +197,7 @@ def compare_to_baseline(
     comparison does not depend on which other systems are present (except through Holm).
     Every system must have scored exactly the baseline's query set (``StatbenchError``
     otherwise: callers leave such systems out, see :func:`query_set_difference`)."""
-    for name in sorted(systems):
-        problem = query_set_difference(baseline, systems[name], (repr(baseline_name), repr(name)))
-        if problem is not None:
-            raise StatbenchError(f"{name!r} cannot be tested against {baseline_name!r} on {measure}: {problem}")
+    require_paired(baseline_name, baseline, systems, measure)
     raw = []
     for name in sorted(systems):
         base, sys_ = paired_arrays(baseline, systems[name])
@@ -200,8 +213,7 @@ def compare_to_baseline(
                 statistic=statistic, p_value=p,
             )
         )
-    adjusted = holm([r["p_value"] for r in raw])
-    return [Comparison(**r, p_holm=p_adj, alpha=alpha) for r, p_adj in zip(raw, adjusted)]
+    return with_holm(raw, alpha)
 
 
 def _mean(values) -> float:

@@ -23,16 +23,15 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from statbench.errors import StatbenchError
 from statbench.significance import (
     ALPHA,
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
     Comparison,
     cohens_d,
-    holm,
-    query_set_difference,
+    require_paired,
     wilcoxon_p,
+    with_holm,
 )
 
 #: systems per block: bounds the memory of the resampled means (resamples x block floats)
@@ -138,11 +137,8 @@ def compare_board(
     bootstrap)."""
     import numpy as np
 
+    require_paired(baseline_name, baseline, systems, measure)
     names = sorted(systems)
-    for name in names:
-        problem = query_set_difference(baseline, systems[name], (repr(baseline_name), repr(name)))
-        if problem is not None:
-            raise StatbenchError(f"{name!r} cannot be tested against {baseline_name!r} on {measure}: {problem}")
     if not names:
         return []
     qids = sorted(baseline)
@@ -162,5 +158,4 @@ def compare_board(
             wins=int((d > 0).sum()), ties=int((d == 0).sum()), losses=int((d < 0).sum()),
             statistic=tests[i][0], p_value=tests[i][1],
         ))
-    adjusted = holm([r["p_value"] for r in raw])
-    return [Comparison(**r, p_holm=p_adj, alpha=alpha) for r, p_adj in zip(raw, adjusted)]
+    return with_holm(raw, alpha)
