@@ -70,25 +70,29 @@ def statbench(*args) -> list[str]:
 
 
 def runs(stard: Path, work: Path, repeat: int) -> dict:
-    """Cold (a fresh cache) then cached STARD BM25 runs; then ``statbench evaluate`` and the
+    """Cold (each on a fresh cache) then cached STARD BM25 runs; then ``statbench evaluate`` and the
     ir_measures CLI on the cached run's files, alternately (same load on the machine)."""
     cache = work / "cache"
     shutil.rmtree(cache, ignore_errors=True)
     env = {"STATBENCH_CACHE": str(cache)}
     run = statbench("run", "--task", "stard", "--model", "bm25", "--data-dir", str(stard), "--no-progress")
-    cold = timed([*run, "--output", str(work / "cold")], env)[:2]
+    colds = []
+    for _ in range(repeat):  # each on a fresh cache
+        shutil.rmtree(cache, ignore_errors=True)
+        colds.append(timed([*run, "--output", str(work / "cold")], env)[:2])
+    cold = _medians(colds)
     cached = [timed([*run, "--output", str(work / "cached")], env)[:2] for _ in range(repeat)]
     sha = {name: hashlib.sha256((work / name / "run.trec").read_bytes()).hexdigest() for name in ("cold", "cached")}
     qrels, run_file = work / "cached" / "qrels.trec", work / "cached" / "run.trec"
     irm_cmd = [str(Path(sys.executable).with_name("ir_measures")), str(qrels), str(run_file), *MEASURES]
     ev_cmd = statbench("evaluate", "--task", "stard", "--data-dir", str(stard), str(run_file))
     irm, ev = [], []
-    for _ in range(repeat):
+    for _ in range(3 * repeat):  # short commands: more pairs
         irm.append(timed(irm_cmd)[:2])
         ev.append(timed(ev_cmd, env)[:2])
     figures = same_figures(irm_cmd, statbench("evaluate", "--task", "stard", "--data-dir", str(stard), "--json",
                                               str(run_file)), env)
-    return {"cold": cold, "cached": _medians(cached), "sha256": sha, "ir_measures": _medians(irm),
+    return {"cold": cold, "colds": colds, "cached": _medians(cached), "sha256": sha, "ir_measures": _medians(irm),
             "evaluate": _medians(ev), "same_figures": figures}
 
 
@@ -223,6 +227,26 @@ def run_peak_rss(data_dir: Path, work: Path) -> dict:
     return {"peak": int(peak), "workers": int(workers), "n_workers": int(count), "wall": elapsed}
 
 
+def _compiled() -> str:
+    """Whether every module of the statbench package has an up-to-date bytecode cache."""
+    import importlib.util
+
+    import statbench
+
+    sources = [p for p in Path(statbench.__file__).parent.glob("*.py")]
+    stale = [p for p in sources if not Path(importlib.util.cache_from_source(str(p))).is_file()
+             or Path(importlib.util.cache_from_source(str(p))).stat().st_mtime < p.stat().st_mtime]
+    return "yes" if not stale else f"no ({len(stale)} of {len(sources)} harness modules)"
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).parent, check=True,
+                              capture_output=True, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 def _sibling(name: str):
     """A bench module beside this one (bench/ is not a package)."""
     import importlib.util
@@ -271,8 +295,13 @@ def main() -> None:
     parser.add_argument("--output", type=Path)
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
-    lines = ["# Fixed costs (issue 15)", "", f"`python bench/overheads.py` on {os.cpu_count()} CPUs, "
-             f"medians of {args.repeat} (cold run: one).", ""]
+    load_start = os.getloadavg()[0]
+    lines = ["# Fixed costs (issue 15)", "", f"One run of `python bench/overheads.py` on {os.cpu_count()} CPUs, "
+             f"commit {_commit()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; medians of {args.repeat} "
+             f"(cold runs: each on a fresh cache). PYTHONDONTWRITEBYTECODE="
+             f"{os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r}; statbench's modules byte-compiled: "
+             f"{_compiled()} (when not, and that variable is set, every command compiles them again: see the "
+             "README's set-up command).", ""]
 
     r = runs(args.stard, args.work, args.repeat)
     print(r, flush=True)
@@ -281,7 +310,7 @@ def main() -> None:
     lines += ["| measure | ratio | times (wall; CPU) | acceptance |", "|---|---|---|---|",
               f"| cached / cold STARD BM25 run | {cached / cold:.3f} | {cached:.2f} s / {cold:.2f} s; CPU "
               f"{cached_cpu:.2f} s / {cold_cpu:.2f} s | cached < 2 s, cold < 10 s |",
-              f"| statbench evaluate / ir_measures CLI (alternated) | {ev / irm:.2f} (CPU {ev_cpu / irm_cpu:.2f}) | "
+              f"| statbench evaluate / ir_measures CLI ({3 * args.repeat} alternated pairs) | {ev / irm:.2f} (CPU {ev_cpu / irm_cpu:.2f}) | "
               f"{ev:.2f} s / {irm:.2f} s; CPU {ev_cpu:.2f} s / {irm_cpu:.2f} s; same figures: "
               f"{'yes' if r['same_figures'] else 'NO'} | <= 1.1 |"]
 
@@ -298,6 +327,9 @@ def main() -> None:
 
     board = _sibling("leaderboard_scale")
     lines += ["", board.table(leaderboard(args.work))]
+    lines += ["", f"Load average (1 min): {load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end. "
+              "Cold runs, wall: " + ", ".join(f"{w:.2f} s" for w, _ in r["colds"]) + ". Analysis, UK, wall ratio per "
+              "repeat: " + ", ".join(f"{row['ratio']:.2f}x" for row in figures["uk"]["repeats"]) + "."]
     lines += ["", f"run.trec sha256: cold {r['sha256']['cold'][:16]}, cached {r['sha256']['cached'][:16]} "
               "(reference f8ee76f17a7b75e4)", ""]
     text = "\n".join(lines)
