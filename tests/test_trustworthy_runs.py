@@ -340,6 +340,8 @@ def test_overlapping_splits_are_refused(stard_dir, tmp_path):
 
 KILL_SCRIPT = """
 import os, signal, sys
+# Ctrl-C as in a terminal: a test run started in the background inherits SIGINT ignored
+signal.signal(signal.SIGINT, signal.default_int_handler)
 stage = os.environ["KILL_AT"]
 def die(*a, **k):
     os.kill(os.getpid(), getattr(signal, os.environ["KILL_WITH"]))
