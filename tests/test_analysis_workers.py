@@ -156,6 +156,30 @@ def test_a_lost_block_is_an_error_not_a_shorter_corpus():
         _merge(4, 2, [part])
 
 
+def test_merged_parts_take_each_block_in_corpus_order_with_first_occurrence_ids():
+    # blocks 0 and 2 analysed by one process, block 1 by the other (two texts per block)
+    first = Part(["x", "y", "z"], claims=[(0, 2), (2, 3)],
+                 ids=[np.array([0, 1, 0], dtype=np.int32), np.array([2, 1], dtype=np.int32)],
+                 lengths=[np.array([2, 1]), np.array([1, 1])])
+    second = Part(["w", "y"], claims=[(1, 2)], ids=[np.array([1, 0, 0], dtype=np.int32)],
+                  lengths=[np.array([1, 2])])
+    corpus = _merge(6, 2, [first, second])
+    assert corpus.terms == ["x", "y", "w", "z"]  # w first seen in block 1, z in block 2
+    assert corpus.ids.tolist() == [0, 1, 0, 1, 2, 2, 3, 1]
+    assert corpus.offsets.tolist() == [0, 2, 3, 4, 6, 7, 8]
+
+
+@pytest.mark.parametrize("bad", [2, -1])
+def test_a_term_id_outside_its_vocabulary_is_an_error_not_a_wrong_term(bad):
+    # the first process knew 2 terms after its block 0: id 2 (or -1) names no term of it
+    first = Part(["x", "y", "z"], claims=[(0, 2), (2, 3)],
+                 ids=[np.array([0, bad], dtype=np.int32), np.array([2], dtype=np.int32)],
+                 lengths=[np.array([1, 1]), np.array([1, 0])])
+    second = Part(["w"], claims=[(1, 1)], ids=[np.array([0], dtype=np.int32)], lengths=[np.array([1, 0])])
+    with pytest.raises(StatbenchError, match="outside its vocabulary"):
+        _merge(6, 2, [first, second])
+
+
 def test_the_tokens_entry_holds_the_compact_corpus(tmp_path, monkeypatch):
     monkeypatch.setenv("STATBENCH_WORKERS", "1")
     texts = ["Tenant rent", "deposit"]

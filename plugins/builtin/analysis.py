@@ -312,29 +312,51 @@ def _merge(n_texts: int, block: int, parts: list) -> TokenizedCorpus:
                              "analyses in this process)")
     if sum(1 for part in parts if part.claims) <= 1:
         (part,) = [part for part in parts if part.claims] or parts[:1]
-        terms, ids, lengths = part.terms, part.ids, part.lengths
-    else:
-        terms, index, ids, lengths = [], {}, [], []
-        remaps = [np.zeros(len(part.terms), dtype=np.int32) for part in parts]
-        seen = [0] * len(parts)
-        for number in range(n_blocks):
-            p, j, size = owner[number]
-            local, remap = parts[p].terms, remaps[p]
-            for i in range(seen[p], size):
-                term = local[i]
-                g = index.get(term)
-                if g is None:
-                    g = index[term] = len(terms)
-                    terms.append(term)
-                remap[i] = g
-            seen[p] = size
-            ids.append(remap[parts[p].ids[j]])
-            lengths.append(parts[p].lengths[j])
+        terms = part.terms
+        offsets = _offsets(n_texts, part.lengths)
+        flat = np.concatenate(part.ids).astype(np.int32, copy=False) if part.ids else np.zeros(0, dtype=np.int32)
+        return TokenizedCorpus(terms, flat, offsets)
+    terms, index, order = [], {}, []
+    remaps = [np.zeros(len(part.terms), dtype=np.int32) for part in parts]
+    seen = [0] * len(parts)
+    for number in range(n_blocks):  # the vocabularies first: only each block's new terms
+        p, j, size = owner[number]
+        local, remap = parts[p].terms, remaps[p]
+        for i in range(seen[p], size):
+            term = local[i]
+            g = index.get(term)
+            if g is None:
+                g = index[term] = len(terms)
+                terms.append(term)
+            remap[i] = g
+        seen[p] = size
+        order.append((p, j, size))
+    offsets = _offsets(n_texts, [parts[p].lengths[j] for p, j, _ in order])
+    # then every block's ids, translated straight into the corpus array (no per-block copies);
+    # a remap entry never changes once set, so translating after the loop gives the same ids
+    flat = np.empty(int(offsets[-1]), dtype=np.int32)
+    at = 0
+    for p, j, size in order:
+        block_ids = parts[p].ids[j]
+        if block_ids.size and (block_ids.min() < 0 or block_ids.max() >= size):
+            raise StatbenchError("text analysis: a worker returned a term id outside its vocabulary "
+                                 "(STATBENCH_WORKERS=1 analyses in this process)")
+        np.take(remaps[p], block_ids, out=flat[at:at + block_ids.size])
+        at += block_ids.size
+    if at != flat.size:  # (np.empty: never hand on unwritten ids)
+        raise StatbenchError("text analysis: the workers' term ids and terms-per-text counts disagree "
+                             "(STATBENCH_WORKERS=1 analyses in this process)")
+    return TokenizedCorpus(terms, flat, offsets)
+
+
+def _offsets(n_texts: int, lengths: list):
+    """Text start offsets (n_texts + 1) from the blocks' terms-per-text arrays, in order."""
+    import numpy as np
+
     offsets = np.zeros(n_texts + 1, dtype=np.int64)
     if lengths:
         np.cumsum(np.concatenate(lengths), out=offsets[1:])
-    flat = np.concatenate(ids).astype(np.int32, copy=False) if ids else np.zeros(0, dtype=np.int32)
-    return TokenizedCorpus(terms, flat, offsets)
+    return offsets
 
 
 def tokenize_corpus(analyzer: Analyzer, doc_ids: Sequence[str], texts: Sequence[str], cache_root: Path,
