@@ -233,9 +233,12 @@ def _compiled() -> str:
 
     import statbench
 
-    sources = [p for p in Path(statbench.__file__).parent.glob("*.py")]
-    stale = [p for p in sources if not Path(importlib.util.cache_from_source(str(p))).is_file()
-             or Path(importlib.util.cache_from_source(str(p))).stat().st_mtime < p.stat().st_mtime]
+    def fresh(source: Path) -> bool:
+        cached = Path(importlib.util.cache_from_source(str(source)))
+        return cached.is_file() and cached.stat().st_mtime >= source.stat().st_mtime
+
+    sources = list(Path(statbench.__file__).parent.glob("*.py"))
+    stale = [source for source in sources if not fresh(source)]
     return "yes" if not stale else f"no ({len(stale)} of {len(sources)} harness modules)"
 
 
