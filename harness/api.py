@@ -201,6 +201,14 @@ class _Configurable:
         """Parameter name -> default value."""
         return {key: spec.default for key, spec in cls.param_specs().items()}
 
+    @property
+    def budget(self) -> str | None:
+        """The parameters set to a declared reduced budget (``Param(budget=...)``), e.g.
+        ``"preset=cpu-small"``; ``None`` when the model runs its protocol's settings."""
+        from .params import budget_of
+
+        return budget_of(self.params, self.param_specs())
+
     def config(self) -> dict:
         """Everything that determines this model's output (used in cache keys and results)."""
         return {"name": self.name, "version": self.version, "params": dict(self.params)}

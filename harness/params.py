@@ -51,6 +51,10 @@ class Param:
     pattern: str | None = None
     pattern_text: str = ""
     type: type | None = None
+    #: values that are a reduced budget rather than the protocol's settings (e.g. a preset
+    #: ``cpu-small`` that freezes an encoder and trains one epoch): results record them as
+    #: ``model.budget``, boards badge such rows and ``grid --check`` never checks them
+    budget: tuple = ()
 
     @property
     def kind(self) -> type:
@@ -159,6 +163,13 @@ def _typed(value, kind: type):
 def declare(spec: Mapping[str, Any]) -> dict[str, Param]:
     """``default_params`` as declared (plain values or :class:`Param`) -> ``{name: Param}``."""
     return {key: value if isinstance(value, Param) else Param(value) for key, value in spec.items()}
+
+
+def budget_of(values: Mapping[str, Any], declared: Mapping[str, Param]) -> str | None:
+    """``"key=value, ..."`` for each value declared as a reduced budget, else ``None``."""
+    parts = [f"{key}={_show(values[key]).strip(chr(39))}" for key, spec in declared.items()
+             if spec.budget and key in values and values[key] in spec.budget]
+    return ", ".join(parts) or None
 
 
 def check_params(values: Mapping[str, Any], declared: Mapping[str, Param], owner: str) -> dict:

@@ -378,6 +378,9 @@ class ModelRecord(_Record):
     version: str | None = field(default=None, metadata=_OPTIONAL)
     #: True if the model learned from the task's training queries
     trained: bool | None = field(default=None, metadata=_OPTIONAL)
+    #: the parameters that make this a reduced-budget run (e.g. 'preset=cpu-small'), not
+    #: the protocol's settings; absent when the model ran its declared defaults/paper preset
+    budget: str | None = field(default=None, metadata=_OPTIONAL)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -433,6 +436,9 @@ class RunScores(_Record):
     all_queries: dict[str, float] | None = field(default=None, metadata=_OPTIONAL)
     #: group name (e.g. 'category') -> group value -> measure -> mean
     breakdown: dict[str, dict[str, dict[str, float]]] | None = field(default=None, metadata=_OPTIONAL)
+    #: the order every measure saw each ranking in (runfile.TIE_ORDER for a foreign run
+    #: with ties; statbench's own runs hold no tie at 32-bit precision)
+    tie_order: str | None = field(default=None, metadata=_OPTIONAL)
 
     @classmethod
     def part_of(cls, obj: Mapping) -> RunScores:

@@ -614,7 +614,8 @@ def _plugin_record(entry: Registered) -> PluginRecord:
 
 def _model_record(entry: Registered, model, trained: bool | None = None) -> ModelRecord:
     return ModelRecord(name=model.name, family=model.family, description=model.description, version=model.version,
-                       params=model.params, plugin=_plugin_record(entry), trained=trained)
+                       params=model.params, plugin=_plugin_record(entry), trained=trained,
+                       budget=model.budget)
 
 
 def _environment() -> dict[str, str]:

@@ -39,6 +39,29 @@ class PoolInfo:
 
 
 @dataclass(frozen=True)
+class PublishedData:
+    """The data a published figure was measured on: corpus and query-set sizes, and a
+    checksum (the ``data_checksum`` statbench records) or a version name where known."""
+
+    corpus_size: int | None = None
+    queries: int | None = None
+    checksum: str = ""
+    version: str = ""
+    #: in words, for the block a board shows such figures in (e.g. "the paper's corpus")
+    description: str = ""
+
+    def same_as(self, *, corpus_size: int | None, queries: int | None = None, checksum: str = "") -> bool:
+        """Whether figures measured on this data can be ranked beside a run on the data
+        described by the arguments: the checksums are equal when both are known, else the
+        corpus size and (when both are known) the query count are. Unknown is not equal."""
+        if self.checksum and checksum:
+            return self.checksum == checksum
+        if self.corpus_size is None or corpus_size is None or self.corpus_size != corpus_size:
+            return False
+        return self.queries is None or queries is None or self.queries == queries
+
+
+@dataclass(frozen=True)
 class Published:
     """Reference figures from a paper: measure label -> value (fractions, not percents)."""
 
@@ -49,6 +72,13 @@ class Published:
     protocol: str = ""
     #: the frozen pool reranked, for figures of rerankers
     pool: str = ""
+    #: the data the figures were measured on (None: not declared, so never ranked beside runs)
+    data: PublishedData | None = None
+
+    def same_data(self, *, corpus_size: int | None, queries: int | None = None, checksum: str = "") -> bool:
+        """Whether these figures were measured on the data described (see :meth:`PublishedData.same_as`)."""
+        return self.data is not None and self.data.same_as(corpus_size=corpus_size, queries=queries,
+                                                           checksum=checksum)
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,8 @@ RUNTIME = ("device", "batch_size", "preset")
 
 DSR_PARAMS = {
     "preset": Param("paper", "named budget: paper (the protocol's, gdsr-2023 Table 5) or cpu-small (a 2-core CPU "
-                    "budget, see docs/models-gdsr.md); explicit parameters override it", choices=tuple(PRESETS)),
+                    "budget, see docs/models-gdsr.md); explicit parameters override it", choices=tuple(PRESETS),
+                    budget=("cpu-small",)),
     "model": Param(DEFAULT_MODEL, "article (passage) encoder checkpoint: hub id or local folder"),
     "query_model": Param("", "query encoder checkpoint: hub id or local folder (empty: model; separate weights)"),
     "chunk_length": Param(128, "passage length in tokens, specials included", min=8),
