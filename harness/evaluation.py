@@ -4,6 +4,7 @@ split means, and mean ± std over splits."""
 from __future__ import annotations
 
 import itertools
+import logging
 import operator
 import statistics
 from array import array
@@ -21,18 +22,23 @@ def per_query_scores(
     """Score each judged query in ``qids`` on every measure.
 
     Each measure string is read by :func:`statbench.measures.parse_measure`: ir-measures
-    measures are computed by ir-measures, custom ones by their ``per_query`` on the ranking
-    ordered by score descending, then doc id ascending (the order the harness writes; a
-    ranking from the harness is already in it). A judged query the run has no line for
-    scores 0 on every measure (trec_eval would silently leave it out and inflate the mean).
+    measures are computed by ir-measures, custom ones by their ``per_query``, all on one
+    order: a ranking whose scores are not strictly decreasing at float32 (a tie for
+    trec_eval, which reads scores as C floats) is first put in the harness's order
+    (:func:`statbench.runfile.order_ranking`: score desc, then doc id asc, scores made
+    strictly decreasing at float32), so no evaluator can break a tie its own way. A ranking
+    from the harness, or one ``evaluate`` put in trec_eval's order, is already strict.
+    A judged query the run has no line for scores 0 on every measure (trec_eval would
+    silently leave it out and inflate the mean).
 
     ir-measures is called once per measure family; a family whose every measure only looks
-    at the top ``k`` documents (:func:`_top_depth`) is given each ranking in score order cut
-    just below its largest ``k`` (:func:`_cut`): the same figures, without sorting and
-    scoring documents that cannot count. A ranking not in score order is given whole."""
+    at the top ``k`` documents (:func:`_top_depth`) is given each ranking cut just below its
+    largest ``k`` (:func:`_cut`): the same figures, without sorting and scoring documents
+    that cannot count."""
     import ir_measures
 
     from .measures import is_custom, parse_measure
+    from .runfile import order_ranking, strictly_decreasing_at_float32
 
     qids = [q for q in qids if q in qrels]
     scores: PerQuery = {qid: {m.label: 0.0 for m in measures} for qid in qids}
@@ -40,9 +46,10 @@ def per_query_scores(
     standard = [m for m, p in parsed if not is_custom(p)]
     custom = [(m, p) for m, p in parsed if is_custom(p)]
     ranked = [qid for qid in qids if rankings.get(qid)]
+    rankings = {qid: ranking if strictly_decreasing_at_float32(ranking) else order_ranking(ranking)
+                for qid, ranking in ((qid, rankings[qid]) for qid in ranked)}
     if standard:
         qrels_dict = {qid: dict(qrels[qid]) for qid in qids}
-        in_order = {qid for qid in ranked if _in_score_order(rankings[qid])}
         whole: dict | None = None
         for group in _compatible_groups(standard):
             labels: dict[str, list[str]] = {}  # one measure may be reported under several labels
@@ -55,17 +62,15 @@ def per_query_scores(
                     whole = {qid: dict(rankings[qid]) for qid in ranked}
                 run_dict = whole
             else:
-                run_dict = {qid: dict(_cut(rankings[qid], depth) if qid in in_order else rankings[qid])
-                            for qid in ranked}
+                run_dict = {qid: dict(_cut(rankings[qid], depth)) for qid in ranked}
             for metric in ir_measures.iter_calc(wanted, qrels_dict, run_dict):
                 if metric.query_id in scores:
                     for label in labels[str(metric.measure)]:
                         scores[metric.query_id][label] = float(metric.value)
     if custom:
         for qid in ranked:
-            ordered = sorted(rankings[qid], key=lambda pair: (-pair[1], pair[0]))
             for m, measure in custom:
-                scores[qid][m.label] = measure.score(ordered, qrels[qid], qid)
+                scores[qid][m.label] = measure.score(rankings[qid], qrels[qid], qid)
     return scores
 
 
@@ -90,17 +95,13 @@ def _top_depth(measures) -> int | None:
     return max(depths) if depths else None
 
 
-def _in_score_order(ranking: Ranking) -> bool:
-    scores = [s for _, s in ranking]
-    return all(map(operator.ge, scores, scores[1:]))
-
-
 def _cut(ranking: Ranking, depth: int) -> Ranking:
     """The first ``depth`` documents of a ranking in score order, and those after them whose
     score ties with the last one in single precision: no document left out can be ranked
     above one kept, by any provider. (trec_eval, behind pytrec_eval, keeps a score as a C
-    float, so scores that differ in double precision only, as the harness's tie-breaking
-    makes them, tie there and are ordered by doc id descending.)"""
+    float and orders a tie by doc id descending.) Every ranking scored here is strictly
+    decreasing at float32 (:func:`per_query_scores`), so this is its first ``depth``
+    documents; the tail check keeps the cut safe for any ranking."""
     if len(ranking) <= depth:
         return ranking
     tail = array("f", map(_SCORE, ranking[depth - 1:]))
@@ -198,12 +199,6 @@ def score_splits(measures: Sequence[Measure], data: TaskData, splits: list[Split
     return results
 
 
-def _strictly_ordered(ranking: Ranking) -> bool:
-    """Already in the harness's order with no tie (order_ranking would return it unchanged)."""
-    scores = [s for _, s in ranking]
-    return all(map(operator.gt, scores, scores[1:]))
-
-
 def evaluate_run_file(path: Path, task_name: str, data_dir: Path | None, wanted: list[str] | None, log,
                       protocol: str | None = None) -> dict:
     """Score an existing run with the task's measures, split by split (scores used as given).
@@ -211,9 +206,13 @@ def evaluate_run_file(path: Path, task_name: str, data_dir: Path | None, wanted:
     The run is read strictly (runfile.read_run: no NaN/inf, no duplicate lines, not empty);
     query ids the task does not know and documents outside its corpus are reported, and a
     run that answers none of the evaluated queries is refused rather than scored as zeros.
-    Documents are ranked by score, ties broken by doc id ascending, exactly as the harness
-    orders its own runs (runfile.order_ranking), so every measure, ir-measures or custom,
-    sees one and the same order (ir-measures' providers would break ties each their way).
+    Every ranking that is not strictly decreasing at float32 is put in one declared order,
+    trec_eval's (runfile.TIE_ORDER: score desc compared at float32, then doc id desc), with
+    scores made strictly decreasing at float32 (runfile.order_as_trec_eval), so every
+    measure, ir-measures (any provider) or custom, sees that one order, the one trec_eval
+    itself would use; a run without such ties is scored in its own order (a statbench run,
+    strict at float32, gives exactly the figures of the run that wrote it). When some
+    evaluated query had ties, the results say so (``tie_order``) and the log says how many.
 
     Only the judgements and splits are needed of the task: they come from the summary a run
     left in the cache for these very data files (see loadcache.py), else from a full load
@@ -226,7 +225,7 @@ def evaluate_run_file(path: Path, task_name: str, data_dir: Path | None, wanted:
     from .errors import StatbenchError
     from .loadcache import summary_entry
     from .plugins import call_plugin, get_registry
-    from .runfile import order_ranking, read_run
+    from .runfile import TIE_ORDER, float32_ties, order_as_trec_eval, read_run, strictly_decreasing_at_float32
     from .splits import select_splits
 
     entry = get_registry().get("tasks", task_name)
@@ -253,15 +252,17 @@ def evaluate_run_file(path: Path, task_name: str, data_dir: Path | None, wanted:
         if foreign:
             log.warning("%s: %d document id(s) are not in the corpus of task %s (e.g. %s); they count as "
                         "non-relevant", path, len(foreign), task.name, ", ".join(foreign[:3]))
-        unordered = {qid for qid, ranking in rankings.items() if not _strictly_ordered(ranking)}
-        # strictly decreasing scores hold no tie
-        tied = sorted(q for q in evaluated & unordered if len({s for _, s in rankings[q]}) < len(rankings[q]))
+        unordered = [qid for qid, ranking in rankings.items() if not strictly_decreasing_at_float32(ranking)]
+        tied = sorted(q for q in evaluated.intersection(unordered) if float32_ties(rankings[q]))
         if tied:
-            log.info("%s: %d quer(y/ies) rank documents with equal scores (e.g. %s); ties are broken by doc id "
-                     "ascending, as the harness does", path, len(tied), ", ".join(tied[:3]))
+            log.info("%s: %d of %d evaluated quer(y/ies) rank documents with scores equal at 32-bit precision "
+                     "(e.g. %s); every measure sees them in one order: %s", path, len(tied),
+                     len(evaluated & set(rankings)), ", ".join(tied[:3]), TIE_ORDER)
         for qid in unordered:
-            rankings[qid] = order_ranking(rankings[qid])
+            rankings[qid] = order_as_trec_eval(rankings[qid])
         results = score_splits(info.measures, data, splits, rankings)
+        if tied:
+            results["tie_order"] = TIE_ORDER
         results["run_file"] = {"path": str(path), "sha256": run_sha256.result()}
     return results
 
@@ -279,8 +280,13 @@ def _judgements(entry, task, info, data_dir: Path | None, at, log):
 
     data = read_summary(at) if at is not None else None
     if data is not None:
+        # what the loader said: warnings on the console once per data version, as a run does
+        from .data_notes import say_once
+
         for level, message in data.log:
-            log.log(level, "%s", message)
+            if level < logging.WARNING:
+                log.log(level, "%s", message)
+        say_once(log, task.name, data.checksum, data.log)
         return data, read_doc_ids(at)
     with recording_opened() as opened, _paused_gc():
         loaded = call_plugin(entry, "loading", lambda: task.load(data_dir, log))

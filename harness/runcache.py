@@ -21,8 +21,10 @@ from .paths import cache_root
 from .plugins import Registered
 from .taskinfo import TaskInfo
 
-#: 3: run lines carry the output's tag, with index.json (each query's byte range): see splitruns.py
-RUN_FORMAT_VERSION = "3"
+#: 3: run lines carry the output's tag, with index.json (each query's byte range): see splitruns.py;
+#: 4: scores strictly decreasing at float32 (runfile.order_ranking), so no split run written
+#: with ties at 32-bit precision is reused to assemble a run file
+RUN_FORMAT_VERSION = "4"
 
 
 def corpus_checksum(corpus: dict[str, Document]) -> str:

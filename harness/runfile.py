@@ -1,11 +1,35 @@
 """TREC run and qrels files.
 
 A run line is ``qid Q0 docid rank score tag``. Evaluation tools do not agree on how to
-order documents with equal scores (within ir-measures itself, the providers behind
-``RR`` and ``P`` break ties in opposite directions), so the harness never writes a tie:
-rankings are ordered by score, then doc id ascending, and a tied score is lowered to
-the next representable float below its predecessor. Every evaluator then sees exactly
-the order of the rank column, and re-scoring the file reproduces the harness's figures.
+order documents with equal scores: trec_eval (behind pytrec_eval, hence ``P``, ``R``,
+``nDCG``, ``AP`` in ir-measures) reads a score as a 32-bit float (``atof`` into a C
+``float``) and orders ties by doc id descending; ir-measures' own ``RR`` and ranx follow
+other rules. Two scores that differ in double precision only are a tie for trec_eval.
+
+So the harness never writes a tie, **at 32-bit precision**: :func:`order_ranking` orders
+a ranking by score (double precision) descending, then doc id ascending (the harness's
+order), and writes each score unchanged when its float32 rounding is strictly below the
+previous written score's; otherwise (a tie, or a score float32 rounds to the previous
+one) it writes the next float32 below the previous one, in rank order. Every score
+written therefore parses, in double or in single precision, to a strictly decreasing
+sequence: every evaluator sees exactly the order of the rank column, and re-scoring the
+file reproduces the harness's figures. A lowered score is written with the shortest
+decimal text that parses (through a double, as ``atof`` then a cast do) back to that
+float32, and held in memory as exactly the double that text parses to, so the file and
+the rankings in memory are the same numbers.
+
+Scores beyond float32's range (magnitude above 3.4e38: a model may legitimately give
+1e300) are not refused: the ranking is made in double precision from the model's own
+scores, and only their written encoding must fit 32 bits, so such a score is written as
+±3.4028235e38 (and lowered from there like a tie). The score column of a statbench run
+encodes the rank order; it is the model's score wherever that encoding allows. The one
+case that cannot be encoded, a second score at or below -3.4e38 after one written as
+-3.4028235e38, is refused with one line (:class:`~statbench.errors.StatbenchError`).
+
+A foreign run (``statbench evaluate``) is put into one declared order instead,
+trec_eval's own (:data:`TIE_ORDER`, :func:`order_as_trec_eval`): score descending
+compared at float32, then doc id descending; every measure, ir-measures' and custom ones,
+then sees the figures trec_eval would give.
 """
 
 from __future__ import annotations
@@ -14,30 +38,102 @@ import itertools
 import math
 import operator
 import re
+import struct
+from array import array
 from pathlib import Path
 from typing import Iterable, Mapping
 
 from .api import Qrels, Ranking
 from .atomic import atomic_open
 from .dataio import read_lines
-from .errors import DataFormatError
+from .errors import DataFormatError, StatbenchError
+
+#: the one order ``statbench evaluate`` scores a foreign run in (recorded as
+#: ``results.json`` ``tie_order`` when the run holds ties at 32-bit precision)
+TIE_ORDER = "score desc at float32, then doc id desc (trec_eval)"
+
+FLOAT32_MAX = 3.4028234663852886e38
+_FLOAT32, _UINT32 = struct.Struct("<f"), struct.Struct("<I")
 
 
 def order_ranking(ranking: Iterable[tuple[str, float]], depth: int | None = None) -> Ranking:
-    """Sort by score (desc) then doc id (asc), cut to ``depth``, make scores strictly decreasing."""
+    """The harness's order: score (double) desc, then doc id asc; cut to ``depth``; scores
+    made strictly decreasing at float32 (see the module's docstring)."""
     ordered = sorted(((str(d), float(s)) for d, s in ranking), key=lambda pair: (-pair[1], pair[0]))
     if depth is not None:
         ordered = ordered[:depth]
-    strict: Ranking = []
-    previous = math.inf
     for doc_id, score in ordered:
         if not math.isfinite(score):
             raise ValueError(f"non-finite score {score!r} for document {doc_id!r}")
-        if score >= previous:
-            score = math.nextafter(previous, -math.inf)
-        strict.append((doc_id, score))
-        previous = score
+    return _strict_at_float32(ordered)
+
+
+def order_as_trec_eval(ranking: Iterable[tuple[str, float]]) -> Ranking:
+    """:data:`TIE_ORDER`: score desc compared as trec_eval reads it (a float32), then doc id
+    desc (by code point, which is UTF-8 byte order, as ``strcmp``); scores then made strictly
+    decreasing at float32, so that every evaluator keeps this order. Scores must be finite."""
+    pairs = [(str(d), float(s)) for d, s in ranking]
+    by_doc = sorted(pairs, key=operator.itemgetter(0), reverse=True)
+    keys = array("f", (s for _, s in by_doc))  # overflow reads as ±inf, as a C cast gives
+    ordered = [pair for _, pair in sorted(zip(keys, by_doc), key=lambda item: -item[0])]  # stable: doc desc kept
+    return _strict_at_float32(ordered)
+
+
+def strictly_decreasing_at_float32(ranking: Ranking) -> bool:
+    """Whether every reader, double or single precision, sees the ranking's order with no tie."""
+    singles = array("f", map(operator.itemgetter(1), ranking))
+    return all(map(math.isfinite, singles)) and all(map(operator.gt, singles, singles[1:]))
+
+
+def float32_ties(ranking: Ranking) -> bool:
+    """Whether two scores of a ranking are equal once read as float32 (a tie for trec_eval)."""
+    singles = array("f", map(operator.itemgetter(1), ranking))
+    return len(set(singles)) < len(singles)
+
+
+def _strict_at_float32(ordered: list[tuple[str, float]]) -> Ranking:
+    """Keep each score whose float32 is finite and below the previous written one's; else
+    write the largest float32 that is (see the module's docstring)."""
+    singles = array("f", map(operator.itemgetter(1), ordered))
+    strict: Ranking = []
+    previous = math.inf  # the float32 value of the previous written score
+    for (doc_id, score), single in zip(ordered, singles):
+        if single < previous and math.isfinite(single):
+            strict.append((doc_id, score))
+            previous = single
+            continue
+        single = max(-FLOAT32_MAX, min(FLOAT32_MAX, single))
+        if single >= previous:
+            single = _float32_below(previous)
+            if single == -math.inf:
+                raise StatbenchError(
+                    f"document {doc_id!r} has score {score!r}: a run file cannot rank it below a score already "
+                    f"written as {-FLOAT32_MAX:.8g}, the lowest 32-bit float evaluators read scores in; "
+                    "rescale the model's scores")
+        strict.append((doc_id, _shortest_float32_text_value(single)))
+        previous = single
     return strict
+
+
+def _float32_below(value: float) -> float:
+    """The next float32 below the float32 ``value`` (+inf gives the largest finite one)."""
+    if value == math.inf:
+        return FLOAT32_MAX
+    if value == 0:
+        return -math.ldexp(1.0, -149)  # the negative subnormal closest to zero
+    bits = _UINT32.unpack(_FLOAT32.pack(value))[0]
+    return _FLOAT32.unpack(_UINT32.pack(bits - 1 if value > 0 else bits + 1))[0]
+
+
+def _shortest_float32_text_value(single: float) -> float:
+    """The double that the shortest decimal text of the float32 ``single`` parses to, where
+    that double rounds back to ``single`` (parsing a run, trec_eval goes text -> double ->
+    float); 9 significant digits always do. ``repr`` of the result is that short text."""
+    for digits in range(1, 10):
+        value = float(f"{single:.{digits}g}")
+        if array("f", (value,))[0] == single:
+            return value
+    return single  # not reached: 9 digits identify every float32
 
 
 def format_run(rankings: Mapping[str, Ranking], tag: str) -> Iterable[str]:
@@ -102,9 +198,9 @@ def read_run(path, *, allow_empty: bool = False) -> dict[str, Ranking]:
 def read_qrels(path, *, notes: list[str] | None = None) -> Qrels:
     """Read TREC qrels (``qid iter docid grade``); errors name the file, line and field.
 
-    Grades must be integers. A (query, document) pair judged twice with different grades
-    is an error naming both lines; a line repeating an earlier judgement exactly changes
-    nothing and is kept once (said in ``notes`` when given, e.g. a task's dropped list).
+    Grades must be integers within int64 (:func:`check_grade`). A (query, document) pair
+    judged twice with different grades is an error naming both lines; a line repeating an
+    earlier judgement exactly changes nothing and is kept once (said in ``notes`` when given, e.g. a task's dropped list).
     A file without any judgement is an error."""
     path = Path(path)
     qrels: Qrels = {}
@@ -112,9 +208,7 @@ def read_qrels(path, *, notes: list[str] | None = None) -> Qrels:
     repeats: list[tuple[int, int]] = []
     for lineno, parts in _columns(path, 4, "qid iteration docid relevance"):
         qid, _, doc_id, grade = parts
-        if not _INTEGER.fullmatch(grade):
-            raise DataFormatError(path, f"relevance {grade!r} is not an integer", lineno, "relevance")
-        value = int(grade)
+        value = check_grade(grade, path, lineno)
         judged = qrels.setdefault(qid, {})
         if doc_id in judged:
             first = first_line[(qid, doc_id)]
@@ -134,6 +228,24 @@ def read_qrels(path, *, notes: list[str] | None = None) -> Qrels:
         notes.append(f"{path.name}: {len(repeats)} line(s) repeat an earlier judgement exactly and were counted "
                      f"once (e.g. {shown})")
     return qrels
+
+
+#: the grades ir-measures and pytrec_eval (trec_eval's ``long``) can hold
+GRADE_MIN, GRADE_MAX = -(2 ** 63), 2 ** 63 - 1
+
+
+def check_grade(text: str, path, lineno: int | None, field: str = "relevance") -> int:
+    """A judgement's grade as an int, or :class:`DataFormatError` naming the file, line and
+    field: it must be an integer within int64 (a larger one would be an internal error, or
+    silently wrapped, in the evaluators; Python's ``int`` also refuses more than 4300 digits)."""
+    if not _INTEGER.fullmatch(text):
+        raise DataFormatError(path, f"relevance {text!r} is not an integer", lineno, field)
+    value = int(text) if len(text) <= 40 else None
+    if value is None or not GRADE_MIN <= value <= GRADE_MAX:
+        shown = text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
+        raise DataFormatError(path, f"relevance {shown} is outside the 64-bit integer range that evaluators "
+                              f"hold ({GRADE_MIN} to {GRADE_MAX})", lineno, field)
+    return value
 
 
 def format_qrels(qrels: Qrels) -> Iterable[str]:

@@ -67,21 +67,24 @@ def test_scores_of_rankings_cut_to_the_cutoff_equal_ir_measures_on_the_whole_ran
              "AP", "RR", "nDCG", "Judged@10"]
     qids = sorted(qrels)
     ours = per_query_scores(qrels, run, [Measure(n, n) for n in names], qids)
-    assert ours == _ir_measures_scores(qrels, run, names, qids)
+    # a ranking with ties is scored in the harness's order (ties by doc id ascending), by
+    # every measure: ir-measures' figures on the same rankings put in that order first
+    assert ours == _ir_measures_scores(qrels, {q: order_ranking(r) for q, r in run.items()}, names, qids)
     assert any(0 < v < 1 for scores in ours.values() for v in scores.values())
 
 
 def test_evaluate_gives_ir_measures_figures_on_a_stard_fixture(stard_dir, tmp_path):
     """`statbench evaluate` on a run with ties, unsorted lines and a query it does not rank:
     per query and on average, the figures ir-measures computes from the same qrels and the
-    run in the harness's order (score descending, doc id ascending)."""
+    run in the declared order, trec_eval's (score descending at float32, doc id descending),
+    stated in the results."""
     import json
 
     import ir_measures
     from click.testing import CliRunner
 
     from statbench.cli import cli
-    from statbench.runfile import order_ranking
+    from statbench.runfile import TIE_ORDER, order_as_trec_eval
 
     lines = ["0 Q0 民法典第五十六条 1 3.0 x", "0 Q0 民法典第五十四条 2 3.0 x", "0 Q0 刑法第一条 3 1.0 x",
              "1 Q0 民法典第五十六条 1 0.5 x", "1 Q0 婚姻法第二条 2 2.5 x",  # not in score order
@@ -99,7 +102,7 @@ def test_evaluate_gives_ir_measures_figures_on_a_stard_fixture(stard_dir, tmp_pa
     for line in lines:
         qid, _, doc, _, score, _ = line.split()
         run.setdefault(qid, []).append((doc, float(score)))
-    run = {q: order_ranking(r) for q, r in run.items()}
+    run = {q: order_as_trec_eval(r) for q, r in run.items()}
     names = {m["label"]: m["ir_measure"] for m in scores["measures"]}
     expected = _ir_measures_scores(qrels, run, list(names.values()), list(qrels))
     assert scores["per_query"] == {q: {label: expected[q][name] for label, name in names.items()} for q in qrels}
@@ -107,5 +110,8 @@ def test_evaluate_gives_ir_measures_figures_on_a_stard_fixture(stard_dir, tmp_pa
     aggregate = ir_measures.calc_aggregate(parsed, qrels, {q: dict(r) for q, r in run.items()})
     for label, name in names.items():  # the mean over every judged query, query 4 at 0
         assert math.isclose(scores["all_queries"][label], aggregate[ir_measures.parse_measure(name)])
-    assert math.isclose(scores["all_queries"]["MRR@10"], (1 / 2 + 1 / 2 + 1 + 1 / 2 + 0) / 5)
+    # doc id descending puts 民法典第五十四条 (U+56DB) before 民法典第五十六条 (U+516D), and
+    # 婚姻法第二条 before 刑法第一条: both relevant ones first
+    assert math.isclose(scores["all_queries"]["MRR@10"], (1 + 1 / 2 + 1 + 1 + 0) / 5)
+    assert scores["tie_order"] == TIE_ORDER
     assert math.isclose(scores["all_queries"]["R@5"], (1 + 1 + 1 + 1 + 0) / 5)

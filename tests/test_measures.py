@@ -295,15 +295,29 @@ def test_run_reports_custom_measures_like_any_other(plugin, tmp_path):
 
 
 def test_evaluate_a_hand_written_run_with_ties(plugin, tmp_path):
+    """A foreign run's ties are put in trec_eval's order (doc id descending) for every
+    measure, custom ones included: q1's tie d3/d1 at 0.5 puts d3 first, so its top 2 is
+    {d5, d3}, F2@2 = 0, as pytrec_eval's P@2 on the very file sees it (no relevant document)."""
+    import ir_measures
+
+    from statbench.runfile import TIE_ORDER
+
     run = tmp_path / "hand.trec"
-    # ties written in the "wrong" order: evaluate orders by score, then doc id, as the harness does
     run.write_text("".join(f"{qid} Q0 {doc} {rank} {score} hand\n" for qid, ranking in RANKINGS.items()
                            for rank, (doc, score) in enumerate(ranking, start=1)))
     result = invoke("evaluate", run, "--task", "tiny-f", "--json")
     assert result.exit_code == 0, result.output
     scores = json.loads(result.output)
-    assert_scores(scores["per_query"], expected_with_hits())
-    assert scores["all_queries"]["F2@2"] == pytest.approx((0.5 + 1.0 + 5 / 9) / 5)
+    expected = expected_with_hits()
+    expected["F2@2"] = {**expected["F2@2"], "q1": 0.0}  # q3's tie d6/d4 keeps the same top 2
+    assert_scores(scores["per_query"], expected)
+    assert scores["all_queries"]["F2@2"] == pytest.approx((0.0 + 1.0 + 5 / 9) / 5)
+    assert scores["tie_order"] == TIE_ORDER
+    p_at_2 = {m.query_id: m.value for m in ir_measures.iter_calc(
+        [ir_measures.P @ 2], ir_measures.read_trec_qrels("\n".join(
+            f"{q} 0 {d} {g}" for q, judged in QRELS.items() for d, g in judged.items())),
+        ir_measures.read_trec_run(str(run)))}
+    assert p_at_2["q1"] == 0.0 and p_at_2["q3"] == 1.0
 
 
 def test_compare_on_a_custom_measure(plugin, tmp_path):

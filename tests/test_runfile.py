@@ -1,4 +1,5 @@
 import math
+from array import array
 
 import pytest
 
@@ -11,7 +12,10 @@ def test_ties_are_broken_by_doc_id_and_made_strict():
     assert [d for d, _ in ranked] == ["c", "a", "b", "d"]
     scores = [s for _, s in ranked]
     assert all(x > y for x, y in zip(scores, scores[1:]))
-    assert scores[1] == 1.0 and scores[2] == math.nextafter(1.0, -math.inf)
+    singles = array("f", scores)  # strictly decreasing as trec_eval reads them too (C floats)
+    assert all(x > y for x, y in zip(singles, singles[1:]))
+    # the tied score is lowered to the next float32 below 1.0, written in its shortest text
+    assert scores[1] == 1.0 and scores[2] == 0.99999994 and singles[2] == 1.0 - 2.0 ** -24
 
 
 def test_depth_cuts_after_ordering():
@@ -27,7 +31,7 @@ def test_run_round_trip_keeps_exact_scores(tmp_path):
     rankings = {"q1": order_ranking([("a", 0.1 + 0.2), ("b", 0.1 + 0.2)])}
     write_run(tmp_path / "run.trec", rankings, "my tag")
     lines = (tmp_path / "run.trec").read_text().splitlines()
-    assert lines[0] == f"q1 Q0 a 1 {0.1 + 0.2!r} my_tag"
+    assert lines == [f"q1 Q0 a 1 {0.1 + 0.2!r} my_tag", "q1 Q0 b 2 0.29999998 my_tag"]
     assert read_run(tmp_path / "run.trec") == rankings
 
 

@@ -95,8 +95,10 @@ class CustomMeasure:
         return declare(cls.default_params)
 
     def per_query(self, ranking: list[tuple[str, float]], qrels: dict[str, int], **params) -> float:
-        """The query's value. ``ranking``: (doc id, score) pairs, best first, already in the
-        harness's order (score descending, then doc id ascending; never empty); ``qrels``:
+        """The query's value. ``ranking``: (doc id, score) pairs, best first, in the order
+        every measure of the run sees (scores strictly decreasing at float32: the harness's
+        order, doc id ascending on ties, or for ``evaluate`` of a foreign run with ties
+        runfile.TIE_ORDER, doc id descending; never empty); ``qrels``:
         doc id -> grade of every judged document of the query (grade 0 included; a document
         not in it is unjudged); ``params``: every declared parameter, defaults filled in
         (``cutoff`` is None without ``@k``)."""

@@ -1,7 +1,8 @@
 """Set-based F-beta over the top k (COLIEE reports F2).
 
 The retrieved set is the top ``k`` of the ranking (the whole ranking without ``@k``), in
-the harness's order: score descending, ties broken by doc id ascending. With ``rel`` the
+the order it is given (the one order every measure of the run sees: see
+``CustomMeasure.per_query``). With ``rel`` the
 relevance threshold (a document is relevant when its grade is >= ``rel``; unjudged ones
 are not)::
 
