@@ -41,8 +41,9 @@ from typing import ClassVar, Mapping
 
 from .api import Document, Measure, Query, Split, Task, TaskData
 from .checksum import files_sha256
-from .dataio import id_value, read_json, read_jsonl, read_lines, text_value
+from .dataio import query_text, read_json, read_jsonl, read_lines, record_id, text_value
 from .errors import DataFormatError, StatbenchError
+from .runfile import check_grade
 from .taskinfo import Protocol, TaskInfo
 
 _log = logging.getLogger("statbench")
@@ -163,6 +164,8 @@ def read_settings(path: Path, qrels: Mapping[str, Path]) -> dict:
         if not isinstance(relevance, dict) or not all(
                 _INTEGER.fullmatch(k) and isinstance(v, str) for k, v in relevance.items()):
             raise bad("relevance", "expected {grade: meaning}, e.g. {\"1\": \"relevant\"}")
+        for grade in relevance:
+            check_grade(grade, path, None, "relevance")  # a grade fits in 64 bits
     if "protocols" in settings:
         protocols = settings["protocols"]
         if isinstance(protocols, list):
@@ -273,19 +276,11 @@ def resolve(path_text: str):
 # --- reading the files ---------------------------------------------------------------
 
 
-def _clean_id(path: Path, value, line: int, field_name: str, what: str) -> str:
-    text = id_value(path, value, line, field_name)
-    if not text or any(c.isspace() for c in text):
-        raise DataFormatError(path, f"{what} id {text!r} is empty or holds whitespace, which TREC files cannot hold",
-                              line, field_name)
-    return text
-
-
 def read_corpus(path: Path, title: str = "prepend") -> dict[str, Document]:
     corpus: dict[str, Document] = {}
     first: dict[str, int] = {}
     for lineno, obj in read_jsonl(path, required=("_id", "text")):
-        doc_id = _clean_id(path, obj["_id"], lineno, "_id", "document")
+        doc_id = record_id(path, obj["_id"], lineno, "_id", "document")
         if doc_id in first:
             raise DataFormatError(path, f"duplicate document id {doc_id!r} (first on line {first[doc_id]})", lineno, "_id")
         first[doc_id] = lineno
@@ -302,18 +297,25 @@ def read_corpus(path: Path, title: str = "prepend") -> dict[str, Document]:
     return corpus
 
 
-def read_queries(path: Path) -> dict[str, Query]:
+def read_queries(path: Path, dropped: list[str]) -> tuple[dict[str, Query], set[str]]:
+    """The queries, and the ids of those dropped for having no text (said in ``dropped``,
+    as every loader does: :func:`statbench.dataio.query_text`)."""
     queries: dict[str, Query] = {}
     first: dict[str, int] = {}
+    textless: set[str] = set()
     for lineno, obj in read_jsonl(path, required=("_id", "text")):
-        qid = _clean_id(path, obj["_id"], lineno, "_id", "query")
+        qid = record_id(path, obj["_id"], lineno, "_id", "query")
         if qid in first:
             raise DataFormatError(path, f"duplicate query id {qid!r} (first on line {first[qid]})", lineno, "_id")
         first[qid] = lineno
-        queries[qid] = Query(id=qid, text=text_value(path, obj["text"], lineno, "text"))
-    if not queries:
+        text = query_text(path, obj["text"], lineno, "text", qid, dropped)
+        if text is None:
+            textless.add(qid)
+        else:
+            queries[qid] = Query(id=qid, text=text)
+    if not first:
         raise DataFormatError(path, "no queries (the file is empty or holds only blank lines)")
-    return queries
+    return queries, textless
 
 
 def read_beir_qrels(path: Path, dropped: list[str]) -> dict[str, dict[str, int]]:
@@ -338,11 +340,9 @@ def read_beir_qrels(path: Path, dropped: list[str]) -> dict[str, dict[str, int]]
         if len(parts) != 3:
             raise DataFormatError(path, f"expected 3 tab-separated columns (query-id, corpus-id, score), found "
                                   f"{len(parts)}", lineno)
-        qid = _clean_id(path, parts[0], lineno, "query-id", "query")
-        doc = _clean_id(path, parts[1], lineno, "corpus-id", "document")
-        if not _INTEGER.fullmatch(parts[2].strip()):
-            raise DataFormatError(path, f"score {parts[2]!r} is not an integer", lineno, "score")
-        grade = int(parts[2])
+        qid = record_id(path, parts[0], lineno, "query-id", "query")
+        doc = record_id(path, parts[1], lineno, "corpus-id", "document")
+        grade = check_grade(parts[2].strip(), path, lineno, "score")
         judged = qrels.setdefault(qid, {})
         if doc in judged:
             if judged[doc] != grade:
@@ -373,12 +373,14 @@ def load_beir(corpus_path: Path, queries_path: Path, qrels_paths: Mapping[str, P
         raise StatbenchError(f"title mode {title!r} is not one of {', '.join(TITLE_MODES)}")
     dropped: list[str] = []
     corpus = read_corpus(Path(corpus_path), title)
-    all_queries = read_queries(Path(queries_path))
+    all_queries, textless = read_queries(Path(queries_path), dropped)
     per_split: dict[str, dict[str, dict[str, int]]] = {}
     judged_in: dict[str, str] = {}
     for split, path in qrels_paths.items():
         path = Path(path)
         qrels = read_beir_qrels(path, dropped)
+        for qid in textless.intersection(qrels):  # dropped (and said) when queries.jsonl was read
+            del qrels[qid]
         unknown = [q for q in qrels if q not in all_queries]
         if unknown:
             raise DataFormatError(path, f"{len(unknown)} judged query id(s) are not in {Path(queries_path).name} "

@@ -18,6 +18,9 @@ readers agree with each other:
 
 Emptiness is for the callers to judge (they know whether a file holds documents,
 queries or judgements) and they refuse an empty file with one line naming it.
+
+What a loader keeps, drops and refuses is one rule for every loader, at the end of this
+module (:func:`record_id`, :func:`query_text`; grades: :func:`statbench.runfile.check_grade`).
 """
 
 from __future__ import annotations
@@ -611,3 +614,40 @@ def read_csv(path, required=()) -> Iterator[tuple[int, dict]]:
             yield at(), dict(zip(header, row))
     except csv.Error as exc:
         raise DataFormatError(path, f"malformed CSV ({exc})", at()) from None
+
+
+# --- what every loader keeps, drops and refuses -----------------------------------------
+#
+# One rule for every task loader (STARD, UK, BSARD, BEIR folders, scaffolded plugins):
+# - an id (document, query, or one named by a judgement) is a string or number, stripped
+#   of surrounding white space; an id that is then empty or holds white space (which TREC
+#   files cannot hold) is refused, naming the file, the line, the field and the id;
+# - a query whose text is empty or white space only is dropped and said in ``dropped``
+#   with the file and the line (it could only ever score zero);
+# - a document whose text is empty is kept: it is part of the corpus (its judgements
+#   still count, and no model can find it by its text);
+# - a relevance grade is an integer within int64 (:func:`statbench.runfile.check_grade`).
+
+
+def record_id(path, value, line: int | None, field: str, what: str = "", message_prefix: str = "") -> str:
+    """An id as every loader reads it (see above): ``what`` names its kind in the message
+    ("document", "query"...). Errors name the file, the line, the field and the id."""
+    text = id_value(path, value, line, field, message_prefix).strip()
+    if not text or any(c.isspace() for c in text):
+        kind = f"{what} id" if what else "id"
+        problem = "is empty" if not text else "holds white space"
+        raise DataFormatError(path, f"{message_prefix}{kind} {text!r} {problem}, which TREC files cannot hold",
+                              line, field)
+    return text
+
+
+def query_text(path, value, line: int | None, field: str, qid: str, dropped: list[str],
+               where: str | None = None) -> str | None:
+    """A query's text, stripped; ``None`` (and a note in ``dropped`` naming the file and
+    ``where``, by default the line) when it is empty or white space only."""
+    text = text_value(path, value, line, field).strip()
+    if text:
+        return text
+    where = where if where is not None else f"line {line}"
+    dropped.append(f"{Path(path).name} {where}: query {qid} has no text (empty or white space only): dropped")
+    return None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import shutil
 import tempfile
@@ -70,7 +71,8 @@ def scaffold_from_beir(name: str, beir_path, out_dir, log: logging.Logger | None
                                     f"split(s) {', '.join(p.splits)}" for p in info.protocols),
     }
     out_dir.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{dist}-", dir=out_dir))
+    remove_stale_staging(out_dir, log)
+    staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=out_dir))
     try:
         (staging / package).mkdir()
         (staging / "tests").mkdir()
@@ -84,11 +86,49 @@ def scaffold_from_beir(name: str, beir_path, out_dir, log: logging.Logger | None
         (staging / "tests" / "test_task.py").write_text(_template("beir-test_task.py.tmpl").substitute(values),
                                                         "utf-8")
         write_sample(found, data, staging / "tests" / "data")
-        staging.rename(target)
+        try:
+            staging.rename(target)
+        except OSError as exc:  # written meanwhile by another `task new` (a non-empty folder is never replaced)
+            raise StatbenchError(f"{target} could not be written ({exc.strerror or exc}): it appeared while this "
+                                 "plugin was being written (another `statbench task new`?); nothing was changed") \
+                from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return target
+
+
+#: A staging folder is ``<out>/.statbench-task-staging-<pid>-<random>``: the pid of the
+#: process writing it, so that a later run can tell one left by a killed run from one in use.
+STAGING_PREFIX = ".statbench-task-staging-"
+
+
+def remove_stale_staging(out_dir: Path, log: logging.Logger) -> list[Path]:
+    """Remove the staging folders under ``out_dir`` whose writer is no longer running (a
+    ``task new`` that was killed cannot clean up after itself); returns them."""
+    removed = []
+    for path in sorted(out_dir.glob(f"{STAGING_PREFIX}*")):
+        pid_text = path.name[len(STAGING_PREFIX):].split("-", 1)[0]
+        if not pid_text.isdigit() or not path.is_dir() or path.is_symlink() or _running(int(pid_text)):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        if not path.exists():
+            log.info("removed %s, left by an interrupted `statbench task new` (process %s)", path, pid_text)
+            removed.append(path)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    """Whether a process ``pid`` exists (this one included; another user's counts too)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True  # someone else's process, or a pid this system cannot hold: leave it alone
+    return True
 
 
 def _one_line(text: str) -> str:

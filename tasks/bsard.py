@@ -16,7 +16,7 @@ from pathlib import Path
 from statbench import hookimpl
 from statbench.api import Document, Query, Split, TaskData
 from statbench.checksum import files_sha256
-from statbench.dataio import read_csv
+from statbench.dataio import query_text, read_csv, record_id
 from statbench.errors import DataFormatError
 from statbench.splits import carve_dev
 from statbench.taskdef import DefinedTask
@@ -94,9 +94,7 @@ def read_articles(path: Path) -> dict[str, Document]:
     corpus: dict[str, Document] = {}
     first_line: dict[str, int] = {}
     for lineno, row in read_csv(path, required=ARTICLE_COLUMNS):
-        doc_id = (row["id"] or "").strip()
-        if not doc_id:
-            raise DataFormatError(path, "empty article id", lineno, "id")
+        doc_id = record_id(path, row["id"] or "", lineno, "id", "article")
         if doc_id in corpus:
             raise DataFormatError(
                 path, f"duplicate article id {doc_id!r} (first on line {first_line[doc_id]})", lineno, "id"
@@ -122,20 +120,18 @@ def read_questions(path: Path, queries, qrels, categories, dropped: list[str]) -
     """Add one file's questions; returns its question ids in file order (empty ones included)."""
     ids: list[str] = []
     for lineno, row in read_csv(path, required=QUESTION_COLUMNS):
-        qid = (row["id"] or "").strip()
-        if not qid:
-            raise DataFormatError(path, "empty question id", lineno, "id")
+        qid = record_id(path, row["id"] or "", lineno, "id", "question")
         if qid in queries or qid in ids:
             raise DataFormatError(path, f"duplicate question id {qid!r}", lineno, "id")
         ids.append(qid)
-        text = (row["question"] or "").strip()
-        if not text:
-            dropped.append(f"{path.name} line {lineno}: question {qid} is empty")
+        text = query_text(path, row["question"] or "", lineno, "question", qid, dropped)
+        if text is None:
             continue
         fields = {k: (row[k] or "").strip() for k in ("category", "subcategory", "extra_description")}
         queries[qid] = Query(id=qid, text=text, fields=fields)
         # an article listed twice is one judgement
-        qrels[qid] = {a.strip(): 1 for a in (row["article_ids"] or "").split(",") if a.strip()}
+        qrels[qid] = {record_id(path, a, lineno, "article_ids", "article"): 1
+                      for a in (row["article_ids"] or "").split(",") if a.strip()}
         categories[qid] = fields["category"] or "(none)"
     if not ids:
         raise DataFormatError(path, "no questions (the file holds no question row)")

@@ -23,7 +23,8 @@ from statbench import hookimpl
 from statbench.api import Document, Query, Split, TaskData
 from statbench.checksum import files_sha256
 from statbench.dataio import (
-    id_value, item_error, json_type, read_json_list, read_jsonl, read_lines, read_nonblank_lines, text_value,
+    id_value, item_error, json_type, query_text, read_json_list, read_jsonl, read_lines, read_nonblank_lines,
+    record_id, text_value,
 )
 from statbench.errors import DataFormatError
 from statbench.splits import kfold_assignment, kfold_splits
@@ -122,10 +123,8 @@ class Stard(DefinedTask):
             for field in ("query_id", "问题", "match_name"):
                 if field not in item:
                     raise fail("missing field", field)
-            qid = checked(id_value, "query_id").strip()
-            if not qid:
-                raise fail("empty query_id", "query_id")
-            text = checked(text_value, "问题").strip()
+            qid = checked(lambda *args: record_id(*args, what="query"), "query_id")
+            text = checked(text_value, "问题")
             if qid in first_item:
                 raise fail(f"duplicate query_id {qid!r} (first in item {first_item[qid]})", "query_id")
             first_item[qid] = index
@@ -136,8 +135,8 @@ class Stard(DefinedTask):
                     keys.append(_article_key(id_value(path, name, None, "match_name")))
                 except DataFormatError as exc:
                     raise fail(f"article name: {exc.message}", "match_name") from None
-            if not text:
-                dropped.append(f"{path.name} {where}: query {qid} has an empty question")
+            text = query_text(path, text, None, "问题", qid, dropped, where)
+            if text is None:
                 continue
             if not all(keys):
                 dropped.append(f"{path.name} {where}: query {qid} lists an empty article name (ignored)")
@@ -166,9 +165,9 @@ def _read_query_ids(path: Path, queries: dict[str, Query], dropped: list[str]) -
     for lineno, line in read_lines(path):
         if not line.strip():
             continue
-        qid = line.split("\t", 1)[0].strip()
-        if not qid or "\t" not in line:
+        if not line.split("\t", 1)[0].strip() or "\t" not in line:
             raise DataFormatError(path, "expected 'id<TAB>question'", lineno, "id")
+        qid = record_id(path, line.split("\t", 1)[0], lineno, "id", "query")
         if qid in first_line:  # a query listed twice would be scored twice
             raise DataFormatError(path, f"query id {qid!r} listed twice (first on line {first_line[qid]})",
                                   lineno, "id")

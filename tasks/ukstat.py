@@ -28,7 +28,9 @@ from pathlib import Path
 from statbench import hookimpl
 from statbench.api import Document, Query, Split, TaskData
 from statbench.checksum import files_sha256
-from statbench.dataio import id_value, item_error, json_type, read_json_list, read_jsonl, text_value
+from statbench.dataio import (
+    id_value, item_error, json_type, query_text, read_json_list, read_jsonl, record_id, text_value,
+)
 from statbench.errors import DataFormatError, DownloadError
 from statbench.runfile import read_qrels
 from statbench.taskdef import DefinedTask
@@ -106,9 +108,7 @@ _HEADING_MAX = 120
 
 def _add_doc(corpus: dict[str, Document], path: Path, doc_id, content, where: int, field: str, first: dict,
              metadata: dict | None = None) -> None:
-    doc_id = id_value(path, doc_id, where, field).strip()
-    if not doc_id:
-        raise DataFormatError(path, "empty passage id", where, field)
+    doc_id = record_id(path, doc_id, where, field, "passage")
     if doc_id in corpus:
         raise DataFormatError(path, f"duplicate passage id {doc_id!r} (first at {first[doc_id]})", where, field)
     text = text_value(path, content, where, "content")
@@ -191,18 +191,15 @@ def read_queries(path: Path, dropped: list[str]) -> tuple[dict[str, Query], dict
 
 
 def _add_query(path, lineno, obj, queries, types, dropped, first: dict[str, int]) -> str | None:
-    qid = id_value(path, obj["qid"], lineno, "qid").strip()
-    if not qid:
-        raise DataFormatError(path, "empty query id", lineno, "qid")
+    qid = record_id(path, obj["qid"], lineno, "qid", "query")
     if qid in first:
         raise DataFormatError(path, f"duplicate query id {qid!r} (first on line {first[qid]})", lineno, "qid")
     first[qid] = lineno
-    text = text_value(path, obj["query"], lineno, "query").strip()
     kind = obj.get("legislation_type")
     if kind is not None:
         kind = text_value(path, kind, lineno, "legislation_type").strip()
-    if not text:
-        dropped.append(f"{path.name} line {lineno}: query {qid} is empty")
+    text = query_text(path, obj["query"], lineno, "query", qid, dropped)
+    if text is None:
         return None
     queries[qid] = Query(id=qid, text=text)
     if kind:
@@ -229,9 +226,7 @@ def read_eval_set(path: Path, dropped: list[str]):
         for number, answer in enumerate(obj["answers"]):
             if not isinstance(answer, dict) or "chunk_id" not in answer or "rel" not in answer:
                 raise DataFormatError(path, f"answers[{number}]: each answer needs chunk_id and rel", lineno, "answers")
-            chunk = id_value(path, answer["chunk_id"], lineno, "answers.chunk_id", f"answers[{number}]: ").strip()
-            if not chunk:
-                raise DataFormatError(path, f"answers[{number}]: empty chunk_id", lineno, "answers.chunk_id")
+            chunk = record_id(path, answer["chunk_id"], lineno, "answers.chunk_id", "passage", f"answers[{number}]: ")
             grade = answer["rel"]
             if isinstance(grade, bool) or not isinstance(grade, int) or grade not in (1, 2, 3):
                 raise DataFormatError(path, f"answers[{number}]: grade {grade!r} is not 1, 2 or 3", lineno,

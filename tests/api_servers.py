@@ -1,7 +1,7 @@
 """Local HTTP servers (127.0.0.1, a free port) speaking the real JSON shapes of the APIs
 statbench calls: Cohere ``POST /v2/rerank``, Voyage ``POST /v1/rerank`` and an
 OpenAI-compatible ``POST /v1/chat/completions``. Tests script failures (429 with
-Retry-After, 5xx, malformed bodies) by queueing them; every request is recorded.
+Retry-After, 5xx, malformed bodies, slow answers) by queueing them; every request is recorded.
 
 The rerank servers score a document by word overlap with the query
 (:func:`overlap_score`), so a test can compute the expected scores by hand."""
@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -36,6 +37,8 @@ class Scripted:
     status: int
     body: object
     headers: dict = field(default_factory=dict)
+    #: seconds to wait before answering (a slow server)
+    delay: float = 0.0
 
 
 class ApiServer:
@@ -64,7 +67,12 @@ class ApiServer:
                     return self._send(401, {"message": "invalid api token", "detail": "invalid api token"}, {})
                 if server.queue:
                     item = server.queue.popleft()
-                    return self._send(item.status, item.body, item.headers)
+                    if item.delay:
+                        time.sleep(item.delay)
+                    try:
+                        return self._send(item.status, item.body, item.headers)
+                    except OSError:  # the client gave up waiting
+                        return None
                 status, answer = server._answer(self.path, body)
                 self._send(status, answer, {})
 

@@ -225,10 +225,42 @@ def test_retry_after_as_http_date_and_garbage():
     from statbench.models.api_retry import retry_after
 
     assert retry_after({"retry-after": "7"}) == 7.0
-    assert retry_after({"Retry-After": "100000"}) == 60.0  # capped
+    assert retry_after({"Retry-After": "100000"}) == 100000.0  # what the server asks (with_retries refuses it)
+    assert retry_after({"Retry-After": "9" * 400}) >= 1e15  # "never", not an overflow
     assert retry_after({"Retry-After": "soon"}) is None and retry_after({}) is None
     future = email.utils.formatdate(time.time() + 30, usegmt=True)
     assert 25 <= retry_after({"Retry-After": future}) <= 30
+    # RFC 9110: delta-seconds are digits only; anything else that is no HTTP date is unreadable
+    for garbage in ("-5", "1e3", "inf", "nan", "1_000", "2.5", "", "Wed, 32 Oct 2015 07:28:00 GMT",
+                    "Wed, 21 Oct 99999 07:28:00 GMT", "Sun, 06 Nov 1994 08:49:37 +9999"):
+        assert retry_after({"Retry-After": garbage}) is None, garbage
+    assert retry_after({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0  # in the past: now
+    assert retry_after({"Retry-After": "Fri, 31 Dec 9999 23:59:59 GMT"}) > 1e11
+
+
+@pytest.mark.parametrize("header, waited", [
+    ("Wed, 21 Oct 2015 07:28:00 GMT", [0.0]),  # a date in the past: retry now
+    ("tomorrow-ish", [1.0]),  # unreadable: exponential backoff
+    ("-3", [1.0]),
+])
+def test_retry_after_dates_through_a_real_server(uk_pool, provider, waits, header, waited):
+    name, server, params = provider
+    server.script(Scripted(429, {"message": "slow", "detail": "slow"}, {"Retry-After": header}))
+    outcome, _ = _run(uk_pool, name, params)
+    assert waits == waited and len(server.requests) == 3 and len(_lines(outcome)) == 6
+
+
+@pytest.mark.parametrize("header, said", [("Fri, 31 Dec 9999 23:59:59 GMT", "days"), ("61", "61 s"),
+                                          ("7200", "2.0 hours")])
+def test_a_retry_after_beyond_a_minute_stops_at_once_in_one_line(uk_pool, provider, waits, header, said):
+    name, server, params = provider
+    server.script(Scripted(429, {"message": "slow", "detail": "slow"}, {"Retry-After": header}))
+    with pytest.raises(StatbenchError) as err:
+        _run(uk_pool, name, params)
+    message = str(err.value)
+    assert message.startswith(f"{name}: {server.url}") and "answered HTTP 429 and asks to wait" in message
+    assert said in message and "\n" not in message
+    assert waits == [] and len(server.requests) == 1
 
 
 def test_run_yes_flag_is_the_confirmation(uk_pool, provider, monkeypatch):

@@ -145,14 +145,14 @@ def test_load_builds_splits_training_queries_and_prepends_titles(beir_dir):
 @pytest.mark.parametrize("where, content, message", [
     ("qrels/test.tsv", "q1\td1\t1\n", "expected the header query-id<TAB>corpus-id<TAB>score"),
     ("qrels/test.tsv", HEADER + "q1 d1 1\n", "line 2: expected 3 tab-separated columns"),
-    ("qrels/test.tsv", HEADER + "q1\td1\thigh\n", "line 2, field 'score': score 'high' is not an integer"),
+    ("qrels/test.tsv", HEADER + "q1\td1\thigh\n", "line 2, field 'score': relevance 'high' is not an integer"),
     ("qrels/test.tsv", HEADER + "q1\td1\t1\nq1\td1\t2\n", "judged twice with different scores"),
     ("qrels/test.tsv", HEADER + "q9\td1\t1\n", "1 judged query id(s) are not in queries.jsonl (e.g. 'q9')"),
     ("qrels/test.tsv", HEADER, "no judgements (the file is empty or holds only its header)"),
     ("qrels/dev.tsv", HEADER + "q1\td2\t1\n", "query 'q1' is judged in both"),
     ("corpus.jsonl", '{"_id": "d1", "text": "a"}\n{"_id": "d1", "text": "b"}\n',
      "line 2, field '_id': duplicate document id 'd1' (first on line 1)"),
-    ("corpus.jsonl", '{"_id": "d 1", "text": "a"}\n', "document id 'd 1' is empty or holds whitespace"),
+    ("corpus.jsonl", '{"_id": "d 1", "text": "a"}\n', "line 1, field '_id': document id 'd 1' holds white space"),
     ("corpus.jsonl", '{"_id": "d1", "title": null, "text": "a"}\n', "line 1, field 'title': expected a string"),
     ("corpus.jsonl", '{"_id": "d1", "title": "t"}\n', "line 1, field 'text': missing field"),
     ("corpus.jsonl", "", "no documents"),
@@ -295,7 +295,7 @@ def test_task_new_refuses_bad_names(beir_dir, tmp_path, name, message):
 def test_task_new_refuses_bad_data_and_existing_targets(beir_dir, tmp_path):
     (beir_dir / "qrels" / "test.tsv").write_text(HEADER + "q1\td1\tx\n")
     result = run("task", "new", "lawqa", "--from-beir", str(beir_dir), "--out", str(tmp_path / "gen"))
-    assert result.exit_code == 2 and "score 'x' is not an integer" in result.output
+    assert result.exit_code == 2 and "relevance 'x' is not an integer" in result.output
     assert not (tmp_path / "gen" / "statbench-task-lawqa").exists()
     (beir_dir / "qrels" / "test.tsv").write_text(HEADER + "q1\td1\t1\n")
     assert run("task", "new", "lawqa", "--from-beir", str(beir_dir), "--out", str(tmp_path / "gen")).exit_code == 0
@@ -327,3 +327,63 @@ def test_load_beir_rejects_an_unknown_title_mode(beir_dir):
         load_beir(found.corpus, found.queries, found.qrels, title="x")
     with pytest.raises(DataFormatError, match="no such folder"):
         find_folder(beir_dir / "missing")
+
+
+_KILLED_CHILD = """
+import sys, time
+from pathlib import Path
+import statbench.scaffold as scaffold
+
+def stuck(found, data, folder):  # the plugin half written: signal, then hang until killed
+    folder.mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text("{")
+    Path(sys.argv[3]).write_text("writing")
+    time.sleep(600)
+
+scaffold.write_sample = stuck
+scaffold.scaffold_from_beir("lawqa", sys.argv[1], sys.argv[2])
+"""
+
+
+def test_a_killed_task_new_leaves_no_staging_after_the_next_run(beir_dir, tmp_path):
+    import signal
+    import time
+
+    out, signal_file = tmp_path / "gen", tmp_path / "writing"
+    child = subprocess.Popen([sys.executable, "-c", _KILLED_CHILD, str(beir_dir), str(out), str(signal_file)])
+    try:
+        for _ in range(1200):  # the child imports statbench and reads the folder first
+            if signal_file.exists() or child.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert signal_file.exists(), "the child never reached the writing stage"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    left = [p.name for p in out.iterdir()]
+    assert len(left) == 1 and left[0].startswith(f".statbench-task-staging-{child.pid}-")  # what a kill leaves
+    # a staging folder of a process still running (this one) is never touched
+    (out / f".statbench-task-staging-{os.getpid()}-busy").mkdir()
+    result = run("task", "new", "lawqa", "--from-beir", str(beir_dir), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == [f".statbench-task-staging-{os.getpid()}-busy",
+                                                     "statbench-task-lawqa"]
+
+
+def test_task_new_racing_another_for_the_same_target_is_one_line(beir_dir, tmp_path, monkeypatch):
+    import statbench.scaffold as scaffold
+
+    out = tmp_path / "gen"
+    original = scaffold.write_sample
+
+    def meanwhile(found, data, folder):  # another run finishes first
+        original(found, data, folder)
+        (out / "statbench-task-lawqa" / "pyproject.toml").parent.mkdir(parents=True)
+        (out / "statbench-task-lawqa" / "pyproject.toml").write_text("theirs")
+
+    monkeypatch.setattr(scaffold, "write_sample", meanwhile)
+    result = run("task", "new", "lawqa", "--from-beir", str(beir_dir), "--out", str(out))
+    assert result.exit_code == 2 and "it appeared while this plugin was being written" in result.output
+    assert_one_error_line(result.output)
+    assert [p.name for p in out.iterdir()] == ["statbench-task-lawqa"]
+    assert (out / "statbench-task-lawqa" / "pyproject.toml").read_text() == "theirs"

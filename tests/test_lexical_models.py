@@ -180,3 +180,61 @@ def test_with_headings_is_part_of_every_cache_key(tmp_path):
 def test_with_headings_needs_a_task_with_structure(tmp_path):
     with pytest.raises(StatbenchError, match="declares no legislative structure"):
         BM25(with_headings=True).index(EN_DOCS, context(tmp_path))
+
+
+# --- language tags (issue 27): a region or script subtag never switches analysis off --------------------------------
+
+@pytest.mark.parametrize("tag, primary, text", [
+    ("en-GB", "en", "The tenants pays deposits"),
+    ("EN-us", "en", "The tenants pays deposits"),
+    ("fr-BE", "fr", "L'employeur doit payer les salaires"),
+    ("zh-Hans", "zh", "个体工商户的债务由谁承担"),
+    ("zh-CN", "zh", "个体工商户的债务由谁承担"),
+    ("zh-TW", "zh", "个体工商户的债务由谁承担"),
+])
+def test_language_tags_analyse_as_their_primary_language(tag, primary, text):
+    tagged, plain = Analyzer(tag), Analyzer(primary)
+    assert tagged(text) == plain(text) and tagged.key() == plain.key()
+    assert tagged.stem == plain.stem and tagged.stopwords == plain.stopwords
+
+
+@pytest.mark.parametrize("tag", ["ja", "ar-EG", "x-klingon", "english"])
+def test_a_language_statbench_cannot_analyse_is_refused_in_one_line(tag):
+    with pytest.raises(StatbenchError) as err:
+        Analyzer(tag)
+    message = str(err.value)
+    assert "\n" not in message and f"task language {tag!r}" in message and "knows en, fr, zh, da, de" in message
+
+
+@pytest.mark.parametrize("tag, words, terms", [
+    ("de-AT", "Die Arbeitgeber zahlen den Lohn", ["arbeitgeb", "zahl", "lohn"]),
+    ("es", "Los trabajadores tienen derechos", ["trabaj", "derech"]),
+    ("nb", "Arbeidsgiveren skal betale lønnen", ["arbeidsgiver", "betal", "lønn"]),
+])
+def test_other_snowball_languages_are_stemmed_without_their_stop_words(tag, words, terms):
+    analyzer = Analyzer(tag)
+    assert analyzer.stem and analyzer.stopwords
+    assert analyzer(words) == terms
+
+
+def test_a_beir_folder_in_en_gb_scores_as_en_and_japanese_stops(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from statbench.cli import cli
+    from test_beir import write_beir
+
+    scores = {}
+    for tag in ("en", "en-GB"):
+        folder = write_beir(tmp_path / tag, settings={"language": tag, "name": "lawqa"})
+        result = CliRunner().invoke(cli, ["run", "--task", f"beir:{folder}", "--model", "bm25", "--output",
+                                          str(tmp_path / f"out-{tag}"), "--no-progress"])
+        assert result.exit_code == 0, result.output
+        scores[tag] = json.loads((tmp_path / f"out-{tag}" / "results.json").read_text())["per_query"]
+    assert scores["en-GB"] == scores["en"]
+    folder = write_beir(tmp_path / "ja", settings={"language": "ja"})
+    result = CliRunner().invoke(cli, ["run", "--task", f"beir:{folder}", "--model", "bm25", "--output",
+                                      str(tmp_path / "out-ja"), "--no-progress"])
+    assert result.exit_code == 2 and "task language 'ja'" in result.output.strip().splitlines()[-1], result.output
+    assert not (tmp_path / "out-ja").exists()

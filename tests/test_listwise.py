@@ -255,3 +255,84 @@ def test_a_window_that_cannot_fit_the_context_is_one_line(uk_pool, tmp_path):
     folder = tiny_causal_lm(tmp_path / "lm", list(PASSAGES.values()))
     with pytest.raises(StatbenchError, match=r"does not fit context_size=64 tokens"):
         _run(uk_pool, "rankzephyr", {"model": str(folder), "window": 5, "stride": 5, "context_size": 64, "device": "cpu"})
+
+
+# --- a misbehaving endpoint (issue 27): one line naming the reranker, or a correct ranking -------------------------
+
+def _chat(content):
+    return {"id": "c", "object": "chat.completion", "created": 0, "model": "m",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}
+
+
+@pytest.fixture
+def one_window(uk_pool, endpoint, monkeypatch):
+    """Run the reranker with one window of five (each query: one request), sleeps recorded."""
+    from statbench.models import api_retry
+
+    waits: list[float] = []
+    monkeypatch.setattr(api_retry, "sleep", waits.append)
+    params = {"model": "m", "base_url": endpoint.url + "/v1", "window": 5, "stride": 5, "max_retries": 1}
+    return lambda **extra: _run(uk_pool, "listwise-llm", {**params, **extra}), waits
+
+
+@pytest.mark.parametrize("body, message", [
+    (b"not json at all", "malformed response from"),
+    (b'{"choices": [{"message": {"content": "[1] > [2]"', "malformed response from"),  # truncated JSON
+    ({"id": "c", "object": "chat.completion"}, "malformed response from"),  # no choices
+    ({**_chat("x"), "choices": []}, "malformed response from"),
+    (_chat(None), "the answer has no text"),
+    (_chat(["[1] > [2]"]), "the answer has no text"),
+])
+def test_a_malformed_answer_is_one_line_naming_the_reranker(one_window, endpoint, body, message):
+    run, _ = one_window
+    endpoint.script(Scripted(200, body))
+    with pytest.raises(StatbenchError) as err:
+        run()
+    assert str(err.value).startswith("listwise-llm: ") and message in str(err.value)
+    assert "\n" not in str(err.value)
+    assert not list((cache_root() / "api-responses").rglob("response.json"))  # nothing bad was cached
+
+
+@pytest.mark.parametrize("answer, order, repaired", [
+    ("[3] > [1", [2, 0, 1, 3, 4], 1),  # truncated: the missing passages follow in their previous order
+    ("[5] > [5] > [4] > [4]", [4, 3, 0, 1, 2], 1),  # duplicated ids counted once
+    ("[9] > [0] > [2] > [77]", [1, 0, 2, 3, 4], 1),  # ids outside the window ignored
+    ("I cannot rank these passages.", [0, 1, 2, 3, 4], 1),  # no ids at all: the window unchanged
+    ("[" + "9" * 5000 + "] > [2]", [0, 1, 2, 3, 4], 1),  # an absurd number: unreadable, the window unchanged
+    ("<think>[5] > [4]</think> [2] > [1] > [3] > [4] > [5]", [1, 0, 2, 3, 4], 0),
+])
+def test_an_imperfect_permutation_still_gives_every_candidate_once(one_window, endpoint, answer, order, repaired):
+    run, _ = one_window
+    endpoint.script(Scripted(200, _chat(answer)), Scripted(200, _chat("[1] > [2] > [3] > [4] > [5]")))
+    outcome, _ = run()
+    assert _order(outcome, "Q1") == [POOL["Q1"][i] for i in order]
+    assert _order(outcome, "Q2") == POOL["Q2"]
+    scores = [float(line.split()[4]) for line in outcome.run_path.read_text().splitlines()]
+    assert scores == [5.0, 4.0, 3.0, 2.0, 1.0] * 2
+    assert outcome.results["throughput"]["listwise_repaired_answers"] == repaired
+
+
+def test_server_errors_and_rate_limits_through_the_endpoint(one_window, endpoint):
+    run, waits = one_window
+    endpoint.script(Scripted(500, {"error": {"message": "boom"}}), Scripted(503, {"error": {"message": "down"}}))
+    with pytest.raises(StatbenchError, match=r"^listwise-llm: http://127\.0\.0\.1:\d+/v1/chat/completions answered "
+                                             r"HTTP 503 after 2 attempts"):
+        run()
+    assert waits == [1.0]
+    waits.clear()
+    endpoint.script(Scripted(429, {"error": {"message": "slow"}}, {"Retry-After": "Fri, 31 Dec 9999 23:59:59 GMT"}))
+    with pytest.raises(StatbenchError, match=r"^listwise-llm: .* answered HTTP 429 and asks to wait [\d,]+ days"):
+        run()
+    assert waits == []
+    endpoint.script(Scripted(400, {"error": {"message": "context too long"}}))
+    with pytest.raises(StatbenchError, match=r"^listwise-llm: .* answered HTTP 400: .*context too long"):
+        run()
+
+
+def test_a_slow_endpoint_is_one_line_after_the_timeout(one_window, endpoint):
+    run, waits = one_window
+    endpoint.script(Scripted(200, _chat("[1]"), delay=3), Scripted(200, _chat("[1]"), delay=3))
+    with pytest.raises(StatbenchError, match=r"^listwise-llm: .* answered connection error after 2 attempts"):
+        run(timeout=0.3)
+    assert waits == [1.0]
+

@@ -643,7 +643,7 @@ def test_every_query_dropped_is_an_error(stard_dir):
     with pytest.raises(DataFormatError) as err:
         Stard().load(stard_dir, LOG)
     located(err, stard_dir / "queries.json", text="no queries left to score: every query was dropped (e.g. "
-                                                   "queries.json item 0: query 1 has an empty question)")
+                                                   "queries.json item 0: query 1 has no text (empty or white space only): dropped)")
 
 
 def test_stard_with_the_wrong_corpus_stops(stard_dir):

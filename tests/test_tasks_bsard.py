@@ -121,7 +121,7 @@ class Fixed(Retriever):
         pass
 
     def search(self, queries, k, ctx):
-        return {q.id: [(d, float(10 - i)) for i, d in enumerate(self.RANKINGS.get(q.id, []))] for q in queries}
+        return {q.id: [(d, float(10 - i)) for i, d in enumerate(self.RANKINGS.get(q.id, ["8"]))] for q in queries}
 
 
 class FixedPlugin:
@@ -208,7 +208,7 @@ def test_unknown_articles_and_empty_questions_are_reported_not_hidden(bsard_dir)
     write_csv(bsard_dir / "questions_fr_test.csv", QUESTION_HEADER, test)
     data = Bsard().load(bsard_dir, LOG)
     assert data.dropped == [
-        "questions_fr_test.csv line 5: question 104 is empty",
+        "questions_fr_test.csv line 5: query 104 has no text (empty or white space only): dropped",
         "questions_fr_test.csv: 3 judgement(s) point to documents not in the corpus (e.g. 105->998, 105->999, 106->997)",
         "questions_fr_test.csv: 1 query(ies) without any relevant document in the corpus (e.g. 105)",
     ]

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from statbench.cli import cli
-from statbench.errors import DataFormatError, DownloadError, StatbenchError, UnknownNameError
+from statbench.errors import DataFormatError, DownloadError, StatbenchError
 from statbench.paths import cache_root
 from statbench.results import load_results
 from statbench.runner import RunRequest, execute
@@ -157,7 +157,7 @@ def test_bad_grade_duplicate_passage_and_empty_query(uk_dir):
     write_jsonl(sub / "queries.jsonl", QUERIES + [{"qid": "Q3", "query": "  "}])
     data = UkStatutes().load(uk_dir, LOG)
     assert data.dropped == [
-        "queries.jsonl line 3: query Q3 is empty",
+        "queries.jsonl line 3: query Q3 has no text (empty or white space only): dropped",
         "qrels.tsv: 1 judgement(s) point to documents not in the corpus (e.g. Q1->p-gone)",
     ]
     write_jsonl(sub / "corpus.jsonl", [{"id": "p-a", "content": "x"}, {"id": "p-a", "content": "y"}])
@@ -234,7 +234,7 @@ def test_pool_of_other_data_or_corpus_is_an_error(uk_dir, tmp_path):
     (uk_dir / "pools" / "foreign.trec").write_text("Q1 Q0 p-a 1 2.0 x\nQ1 Q0 zz-1 2 1.0 x\nQ1 Q0 zz-2 3 0.5 x\n")
     with pytest.raises(DataFormatError, match=r"pool 'foreign': 2 document id\(s\) not in the corpus \(e.g. zz-1, zz-2\)"):
         execute(RunRequest(task="ukstat", pool="foreign", data_dir=uk_dir, output=tmp_path / "o"), LOG, NO_PROGRESS)
-    with pytest.raises(UnknownNameError, match="valid choices: bm25, foreign"):
+    with pytest.raises(StatbenchError, match="valid choices: bm25, foreign"):
         execute(RunRequest(task="ukstat", pool="dense", data_dir=uk_dir, output=tmp_path / "o"), LOG, NO_PROGRESS)
 
 

@@ -7,6 +7,14 @@
 - fr: lower-casing, elision removal (l', d', qu' ...), stop words, Snowball French stemming;
 - en: lower-casing, stop words, Snowball English (Porter2) stemming.
 
+- da, de, es, it, nl, no, pt, ru, sv, tr: lower-casing, the language's stop words (bm25s's
+  lists), its Snowball stemmer.
+
+A task's language tag is reduced to its BCP 47 primary subtag (``en-GB`` is ``en``,
+``zh-Hans`` / ``zh-CN`` are ``zh``, ``nb``/``nn`` are ``no``: :func:`primary_language`); any
+other language is refused in one line (:func:`analysis_language`), never analysed without
+its stemming or stop words.
+
 Every text is NFKC-normalised first. A large corpus is analysed by this process and
 worker processes together (analysis_worker.py); the result is a :class:`TokenizedCorpus`
 (term ids), exactly what one process gives. Tokenised corpora are cached on disk (a
@@ -36,7 +44,19 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _ELISION = re.compile(r"\b(?:l|d|j|m|n|s|t|c|qu|jusqu|lorsqu|puisqu|quoiqu)['’]", re.IGNORECASE)
 _ASCII = bytes(range(0x80))
 _ASCII_NON_WORD_TO_SPACE = bytes(b if b >= 0x80 or _WORD.fullmatch(chr(b)) else 0x20 for b in range(256))
-_STEMMERS = {"fr": "french", "en": "english"}
+#: Snowball stemmer per language; each also has a stop-word list (default_stopwords)
+_STEMMERS = {"fr": "french", "en": "english", "da": "danish", "de": "german", "es": "spanish", "it": "italian",
+             "nl": "dutch", "no": "norwegian", "pt": "portuguese", "ru": "russian", "sv": "swedish",
+             "tr": "turkish"}
+#: bm25s's stop-word list per language (the name of its constant)
+_STOPWORDS = {"zh": "STOPWORDS_CHINESE", "fr": "STOPWORDS_FRENCH", "en": "STOPWORDS_EN", "da": "STOPWORDS_DANISH",
+              "de": "STOPWORDS_GERMAN", "es": "STOPWORDS_SPANISH", "it": "STOPWORDS_ITALIAN", "nl": "STOPWORDS_DUTCH",
+              "no": "STOPWORDS_NORWEGIAN", "pt": "STOPWORDS_PORTUGUESE", "ru": "STOPWORDS_RUSSIAN",
+              "sv": "STOPWORDS_SWEDISH", "tr": "STOPWORDS_TURKISH"}
+#: The languages statbench's analysis knows in full (segmentation or stemming, and stop words).
+LANGUAGES = ("en", "fr", "zh", *sorted(set(_STEMMERS) - {"en", "fr"}))
+#: primary subtags that are another code for a language above (Norwegian Bokmål / Nynorsk)
+_ALIASES = {"nb": "no", "nn": "no"}
 SEGMENTERS = ("jieba-rs", "jieba")
 TOKENS_FILE = "tokens.pkl"
 #: The tokens entry's layout (a TokenizedCorpus; entries of token lists were another layout).
@@ -44,6 +64,28 @@ TOKENS_LAYOUT = "ids"
 #: The parameter every model built on these analyzers takes (it matters for Chinese only).
 SEGMENTER_PARAM = {"segmenter": Param(SEGMENTERS[0], "Chinese word segmenter: jieba-rs (jieba in Rust, ~20x faster) "
                                       "or jieba (the Python original)", choices=SEGMENTERS)}
+
+
+def primary_language(tag: str) -> str:
+    """The BCP 47 primary language subtag, lower case: ``en-GB`` -> ``en``, ``zh-Hans`` and
+    ``zh_CN`` -> ``zh``. Region and script subtags never change how statbench analyses a
+    text (Traditional and Simplified Chinese both go through jieba), so they must not turn
+    stemming, stop words or segmentation off."""
+    primary = str(tag).strip().replace("_", "-").split("-", 1)[0].lower()
+    return _ALIASES.get(primary, primary)
+
+
+def analysis_language(tag: str) -> str:
+    """The language statbench analyses a ``tag`` text as (:func:`primary_language`); a
+    language it cannot analyse properly (no stemmer, stop words or segmenter of its own)
+    is refused in one line rather than analysed with less than it needs."""
+    language = primary_language(tag)
+    if language not in LANGUAGES:
+        raise StatbenchError(
+            f"task language {tag!r}: statbench's lexical analysis knows {', '.join(LANGUAGES)} only (it would index "
+            f"{language!r} text without its stemming and stop words); use a model that does its own analysis "
+            "(a dense model, a reranker) for this task")
+    return language
 
 
 class Analyzer:
@@ -59,6 +101,7 @@ class Analyzer:
                  segmenter: str = "jieba-rs"):
         if segmenter not in SEGMENTERS:
             raise UnknownNameError("segmenter", segmenter, SEGMENTERS)
+        language = analysis_language(language)
         self.language = language
         self.segmenter = segmenter
         self.stopwords = frozenset(stopwords) if stopwords is not None else default_stopwords(language)
@@ -202,8 +245,8 @@ def _nfkc(text: str) -> str:
 def default_stopwords(language: str) -> frozenset[str]:
     import bm25s.stopwords as sw
 
-    table = {"zh": sw.STOPWORDS_CHINESE, "fr": sw.STOPWORDS_FRENCH, "en": sw.STOPWORDS_EN}
-    return frozenset(table.get(language, ()))
+    name = _STOPWORDS.get(language)
+    return frozenset(getattr(sw, name)) if name else frozenset()
 
 
 def analysis_workers(n_texts: int) -> int:

@@ -1,15 +1,19 @@
 """Retrying an API request on rate limits and transient failures.
 
 HTTP 429 and 5xx answers and connection errors are retried up to ``max_retries`` times;
-the wait is the server's ``Retry-After`` when it sends one (seconds or an HTTP date),
-else exponential backoff (1, 2, 4 ... seconds, capped at 60). Any other failure, or the
-last retry's, is one line naming the provider and the HTTP status."""
+the wait is the server's ``Retry-After`` when it sends a readable one (RFC 9110: whole
+seconds, or an HTTP date; a date in the past means now), else exponential backoff (1, 2,
+4 ... seconds, capped at 60). A server asking for more than 60 s (an hour, a date years
+ahead) stops the run at once with one line: retrying sooner than asked would only be
+refused again, and the answers already received are cached for the next run. Any other
+failure, or the last retry's, is one line naming the provider and the HTTP status."""
 
 from __future__ import annotations
 
 import datetime as _dt
 import email.utils
 import logging
+import re
 import time
 from dataclasses import dataclass
 from typing import Callable, Mapping, TypeVar
@@ -38,25 +42,35 @@ class Failure:
         return self.status is None or self.status == 429 or 500 <= self.status <= 599
 
 
+_SECONDS = re.compile(r"[0-9]+")
+
+
 def retry_after(headers: Mapping[str, str]) -> float | None:
-    """The wait a ``Retry-After`` header asks for, in seconds (None when absent or unreadable)."""
+    """The wait a ``Retry-After`` header asks for, in seconds, never negative (None when
+    absent or unreadable: ``-5``, ``1e9``, ``inf``, ``soon``, an impossible date)."""
     value = next((str(v) for k, v in (headers or {}).items() if str(k).lower() == "retry-after"), None)
     if value is None:
         return None
     value = value.strip()
+    if _SECONDS.fullmatch(value):
+        return float(int(value)) if len(value) <= 15 else 1e15  # (a thousand years and more: "never")
     try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
+        when = email.utils.parsedate_to_datetime(value)
         if when.tzinfo is None:
             when = when.replace(tzinfo=_dt.timezone.utc)
         seconds = (when - _dt.datetime.now(_dt.timezone.utc)).total_seconds()
-    if seconds != seconds:  # NaN
+    except (TypeError, ValueError, OverflowError, IndexError):
+        log.info("unreadable Retry-After header %r: backing off instead", value[:80])
         return None
-    return min(max(seconds, 0.0), MAX_WAIT)
+    return max(seconds, 0.0)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 3600:
+        return f"{seconds:.0f} s"
+    if seconds < 86400 * 2:
+        return f"{seconds / 3600:.1f} hours"
+    return f"{seconds / 86400:,.0f} days"
 
 
 def backoff(attempt: int) -> float:
@@ -82,6 +96,10 @@ def with_retries(owner: str, target: str, call: Callable[[], T], classify: Calla
             tries = f" after {attempt + 1} attempts" if failure.transient else ""
             raise StatbenchError(f"{owner}: {target} answered {what}{tries}: {failure.message}")
         wait = retry_after(failure.headers)
+        if wait is not None and wait > MAX_WAIT:
+            raise StatbenchError(f"{owner}: {target} answered {what} and asks to wait {_duration(wait)} "
+                                 f"(Retry-After), more than the {MAX_WAIT:.0f} s statbench waits: run again later "
+                                 "(answers already received are cached)")
         wait = backoff(attempt) if wait is None else wait
         log.info("%s: %s from %s; retrying in %.1f s (retry %d of %d)", owner, what, target, wait, attempt + 1,
                  max_retries)

@@ -15,7 +15,7 @@ from statbench.api import Document, Query, Ranking, Retriever, RunContext
 from statbench.errors import StatbenchError
 from statbench.params import Param
 
-from .analysis import Analyzer, tokenize_corpus
+from .analysis import Analyzer, primary_language, tokenize_corpus
 from .artefacts import ids_digest
 from .tokenized import TokenizedCorpus
 from .topk import top_k  # noqa: F401  (re-exported: the models import it from here)
@@ -122,7 +122,7 @@ class LexicalRetriever(Retriever):
     def lucene_index(self, corpus: Sequence[Document], ctx: RunContext) -> None:
         from .lucene import LuceneIndex
 
-        self._lucene = LuceneIndex(ctx.cache_dir, ctx.language)
+        self._lucene = LuceneIndex(ctx.cache_dir, primary_language(ctx.language))  # en-GB: Lucene's en
         self._lucene_pretokenized = self.params.get("analyzer") == "statbench"
         if self._lucene_pretokenized:
             self._lucene.build(corpus, ctx, pretokenized=lambda: self.tokens(corpus, ctx),

@@ -24,7 +24,7 @@ from statbench.cache import CacheEntry
 from statbench.errors import DataFormatError, StatbenchError
 from statbench.params import Param, ParamError
 
-from .analysis import SEGMENTER_PARAM
+from .analysis import SEGMENTER_PARAM, primary_language
 from .artefacts import load_or_build
 from .lexical import LexicalRetriever, top_k
 from .specs import SEED
@@ -189,7 +189,7 @@ class FastTextRetriever(MeanPooling):
     def ngrams(self, language: str) -> tuple[int, int]:
         min_n, max_n = int(self.params["min_n"]), int(self.params["max_n"])
         if not min_n or not max_n:
-            min_n, max_n = (1, 2) if language == "zh" else (3, 6)
+            min_n, max_n = (1, 2) if primary_language(language) == "zh" else (3, 6)  # zh-Hans too
         return min_n, max_n
 
     def training_key(self, ctx: RunContext) -> dict:
