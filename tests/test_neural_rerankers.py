@@ -54,10 +54,13 @@ def test_reranker_on_a_frozen_pool(tmp_path):
     assert sorted(r[2] for r in _run_lines(outcome)) == ["p-b", "p-c"]  # only the pool is reordered
 
 
-def test_a_model_without_checkpoint_or_preset_says_which_option_gives_one():
+def test_a_model_without_checkpoint_or_preset_says_which_option_gives_one(monkeypatch):
     from statbench.errors import StatbenchError
+    from statbench.models import hub
     from statbench.models.cross_encoder import CrossEncoderReranker
     from statbench.models.dense import BiEncoder
+
+    monkeypatch.setattr(hub, "offline_reason", lambda: None)  # a hub that answers (tests never use it)
 
     with pytest.raises(StatbenchError, match=r"^cross-encoder: give the checkpoint with --reranker-param model=HUB_ID_OR_PATH$"):
         CrossEncoderReranker()

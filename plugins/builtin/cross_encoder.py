@@ -13,6 +13,7 @@ from typing import ClassVar, Mapping, Sequence
 from statbench import hookimpl
 from statbench.api import Document, Query, Ranking, Reranker, RunContext
 from statbench.params import Param
+from statbench.progress import warn_if_long
 
 from . import hub
 from .specs import DEVICE, with_defaults
@@ -25,6 +26,10 @@ PRESETS = {
     "bge-reranker-large": ("BAAI/bge-reranker-large", "BGE reranker large"),
     "modernbert-ce": ("Alibaba-NLP/gte-reranker-modernbert-base", "ModernBERT-based cross-encoder reranker"),
 }
+
+#: pairs beyond this many scoring groups get a measured duration forecast (warned when long)
+FORECAST_MIN_GROUPS = 4
+_clock = time.perf_counter  # tests replace it
 
 #: The option that takes a reranker's parameters (named in its error messages).
 FLAG = "--reranker-param"
@@ -45,6 +50,7 @@ class _PairScorer(Reranker):
     def __init__(self, **params):
         super().__init__(**params)
         hub.model_or_preset(self.params, self.preset_model, self.name, FLAG)
+        hub.check_available(self.params["model"], FLAG)
         self.stats: dict[str, float] = {}
         self._model = None
 
@@ -55,6 +61,9 @@ class _PairScorer(Reranker):
 
     def score_pairs(self, pairs: list[tuple[str, str]]) -> list[float]:
         raise NotImplementedError
+
+    def ready(self) -> None:
+        """Load the model now (else the first :meth:`score_pairs` does)."""
 
     def rerank(self, queries: Sequence[Query], candidates: Mapping[str, Sequence[str]],
                corpus: Mapping[str, Document], ctx: RunContext) -> dict[str, Ranking]:
@@ -68,13 +77,19 @@ class _PairScorer(Reranker):
         if not pairs:
             return out
         group = int(self.params["batch_size"]) * 8
+        self.ready()  # loaded before the clock starts: the first group's time is scoring only
         advance = ctx.progress(f"{self.name}: scoring pairs", len(pairs))
-        t0 = time.perf_counter()
+        t0 = _clock()
         scores: list[float] = []
         for start in range(0, len(pairs), group):
             scores.extend(self.score_pairs(pairs[start : start + group]))
             advance(min(group, len(pairs) - start))
-        self.stats["rerank_pairs_per_s"] = len(pairs) / max(time.perf_counter() - t0, 1e-9)
+            if start == 0 and len(pairs) > FORECAST_MIN_GROUPS * group:
+                seconds = max(_clock() - t0, 1e-9)
+                warn_if_long(ctx.log, f"{self.name}: scoring {len(pairs)} pairs on {hub.device(self.params['device'])}",
+                             seconds * len(pairs) / group,
+                             f"measured on the first {group} pairs: {seconds:.1f} s; the bar shows the ETA as it goes")
+        self.stats["rerank_pairs_per_s"] = len(pairs) / max(_clock() - t0, 1e-9)
         for (qid, doc), score in zip(owners, scores):
             out[qid].append((doc, float(score)))
         return out
@@ -85,13 +100,16 @@ class CrossEncoderReranker(_PairScorer):
     description = "Cross-encoder reranker on any sequence-classification checkpoint (model=HUB_ID_OR_PATH)"
     default_params: ClassVar[dict] = dict(CE_PARAMS)
 
-    def score_pairs(self, pairs):
+    def ready(self) -> None:
         if self._model is None:
             from sentence_transformers import CrossEncoder
 
             p = self.params
             self._model = hub.load(p["model"], lambda path: CrossEncoder(
                 path, max_length=int(p["max_length"]), device=hub.device(p["device"])), FLAG)
+
+    def score_pairs(self, pairs):
+        self.ready()
         # raw logits: the activation is monotone and would only squash ties together
         import torch
 
@@ -112,11 +130,14 @@ class MonoT5Reranker(_PairScorer):
         first = lambda word: self._tokenizer.encode(word, add_special_tokens=False)[0]  # noqa: E731
         self._true, self._false = first("true"), first("false")
 
+    def ready(self) -> None:
+        if self._model is None:
+            self._load()
+
     def score_pairs(self, pairs):
         import torch
 
-        if self._model is None:
-            self._load()
+        self.ready()
         out: list[float] = []
         batch = int(self.params["batch_size"])
         device = self._model.device

@@ -114,6 +114,8 @@ class BiEncoder(Retriever):
             raise ParamError(f"parameter chunk_overlap={overlap} for {self.name}: not below chunk_size={size}; "
                              f"expected an int >= 0 and < chunk_size")
         hub.model_or_preset(self.params, self.preset_model, self.name, "--param")
+        for checkpoint in {self.params["model"], self.params.get("query_model") or self.params["model"]}:
+            hub.check_available(checkpoint)
         self.stats: dict[str, float] = {}
         self._query_encoder = self._doc_encoder = None
         self._trained_tag: str | None = None  # set once fine-tuned for a split
@@ -206,14 +208,16 @@ class BiEncoder(Retriever):
         self._index = encodings.index
 
     def _encode(self, encoder, texts: list[str], ctx: RunContext, label: str):
-        """Encode in length-sorted groups (less padding), with a progress bar."""
+        """Encode in length-sorted groups (less padding), with a progress bar; work that will
+        take minutes says so first (:func:`_forecast`)."""
         import numpy as np
 
         if not texts:
             return np.zeros((0, encoder.get_sentence_embedding_dimension()), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         batch = int(self.params["batch_size"])
-        group = batch * 16
+        _forecast(encoder, texts, order, batch, ctx, f"{self.name}: {label} ({len(texts)} texts on {self._device()})")
+        group = batch * GROUP_BATCHES
         advance = ctx.progress(label, len(texts))
         parts = []
         for start in range(0, len(order), group):
@@ -260,11 +264,11 @@ class BiEncoder(Retriever):
         )
 
         p = self.params
+        texts = dict(zip((d.id for d in corpus), self._doc_texts(corpus)))
+        pairs = training_pairs(queries, qrels, set(texts), ctx.task_name)  # refused before any loading
         seed_everything(int(p["seed"]))
         self._load_initial()
         query_encoder, doc_encoder = self._encoders()
-        texts = dict(zip((d.id for d in corpus), self._doc_texts(corpus)))
-        pairs = training_pairs(queries, qrels, set(texts))
         negatives = None
         if int(p["hard_negatives"]) > 0:
             negatives = bm25_hard_negatives(queries, qrels, corpus, ctx, int(p["hard_negatives"]))
@@ -313,6 +317,37 @@ class TwoTower(BiEncoder):
     default_params: ClassVar[dict] = {
         **ENCODER_PARAMS, "query_model": Param("", "query encoder checkpoint: hub id or local folder (empty: model)")}
     two_tower = True
+
+
+#: batches per ``encode`` call: the progress bar (and its ETA) moves after each group
+GROUP_BATCHES = 4
+#: texts below this many batches are encoded without a warm-up (the work is short)
+FORECAST_MIN_BATCHES = 16
+_clock = time.perf_counter  # tests replace it
+
+
+def _forecast(encoder, texts: list[str], order: list[int], batch: int, ctx: RunContext, what: str) -> float | None:
+    """Time one warm-up batch of texts spread evenly over the length order and, when the
+    whole encoding will take more than a few minutes, say so with the estimate before it
+    starts. The estimate scales the measured time by padded length (a length-sorted batch
+    costs its size times its longest text, in characters): measured, not guessed. The
+    warm-up's vectors are discarded (the run's vectors never depend on it)."""
+    from statbench.progress import warn_if_long
+
+    if len(texts) < FORECAST_MIN_BATCHES * batch:
+        return None
+    sample = [texts[order[(i * len(order)) // batch]] for i in range(batch)]
+    encoder.encode(sample[:2], batch_size=2, convert_to_numpy=True, show_progress_bar=False)  # first-call setup
+    t0 = _clock()
+    encoder.encode(sample, batch_size=batch, convert_to_numpy=True, show_progress_bar=False)
+    seconds = max(_clock() - t0, 1e-9)
+    lengths = [max(1, len(texts[i])) for i in order]
+    total_cost = sum(min(batch, len(order) - start) * lengths[min(start + batch, len(order)) - 1]
+                     for start in range(0, len(order), batch))
+    estimate = seconds * total_cost / (batch * max(max(1, len(t)) for t in sample))
+    warn_if_long(ctx.log, what, estimate, f"measured on a warm-up batch of {batch} texts: {seconds:.1f} s; "
+                                          f"the bar shows the ETA as it goes")
+    return estimate
 
 
 def _l2_normalise(vectors):

@@ -199,8 +199,15 @@ class Pair:
     doc_id: str
 
 
-def training_pairs(queries: Sequence[Query], qrels: Qrels, corpus_ids: set[str]) -> list[Pair]:
-    """One (query, relevant article) pair per judgement whose article is in the corpus."""
+def training_pairs(queries: Sequence[Query], qrels: Qrels, corpus_ids: set[str], task: str = "") -> list[Pair]:
+    """One (query, relevant article) pair per judgement whose article is in the corpus.
+    No training queries at all means the task (or split) has no training part: said so."""
+    if not queries:
+        where = f"task {task!r}" if task else "this task"
+        raise StatbenchError(f"no training queries: {where} has no training split (its protocol only evaluates), "
+                             f"so a model fine-tuned per split cannot be trained on it; run the zero-shot model "
+                             f"(the name without -ft), or fine-tune on a task with a training split and pass the "
+                             f"result with --param model=DIR")
     pairs = [
         Pair(q.id, q.text, doc)
         for q in queries
