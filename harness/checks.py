@@ -249,3 +249,23 @@ def _check_one(owner: str, qid: str, ranking, allowed, per_query: bool, k: int |
             raise PluginError(f"{where}: returned {len(checked)} documents for k={k} "
                               f"({beyond} of them scored below the k-th)")
     return checked
+
+
+def check_rerank_complete(reranked: Mapping[str, Ranking], candidates: Mapping[str, Collection[str]], *,
+                          owner: str) -> None:
+    """A reranker orders every candidate it was given, for every query that had any: one it
+    leaves out would fall out of the ranking (R@100 .886 -> .748 without a word), and a
+    query it leaves out would score 0. Run after :func:`check_rankings` (which has checked
+    that what it returned are candidates, each once)."""
+    for qid, given in candidates.items():
+        if not given:
+            continue
+        if qid not in reranked:
+            raise PluginError(f"{owner} returned no ranking for query {qid!r} ({len(given)} candidates given); a "
+                              "reranker must order every candidate of every query")
+        if len(reranked[qid]) != len(set(given)):
+            returned = {doc for doc, _ in reranked[qid]}
+            missing = next(doc for doc in given if doc not in returned)
+            raise PluginError(f"{owner}, query {qid!r}: returned {len(reranked[qid])} of the {len(set(given))} "
+                              f"candidates it was given (e.g. {missing!r} is missing); a reranker must order every "
+                              "candidate")

@@ -20,8 +20,9 @@ from pathlib import Path
 import click
 
 from . import __version__
-from .console import make_console
+from .console import ConsoleFilter, make_console
 from .errors import StatbenchError, one_line
+from .repeated_options import refuse_repeated_options
 
 log = logging.getLogger("statbench")
 
@@ -63,6 +64,15 @@ class _Group(click.Group):
                 _fail(ctx, f"command {ctx.invoked_subcommand!r} of plugin {owner.name!r} "
                       f"({owner.distribution or 'in-process'}) failed: {one_line(exc)}", 2)
             _fail(ctx, f"unexpected {one_line(exc)} (a statbench bug: please report it with the output of -v)", 2)
+
+    def parse_args(self, ctx, args):
+        """The group's own options: a usage error is one line too (it is raised before invoke)."""
+        try:
+            return super().parse_args(ctx, args)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            _fail(ctx, f"{exc.format_message()} (see 'statbench --help')", exc.exit_code)
 
     def plugin_command_records(self, ctx) -> list[dict]:
         """What each plugin's ``register_commands`` hook gave (collected once per invocation)."""
@@ -114,6 +124,8 @@ def cli(verbose: bool):
         log.addHandler(RichHandler(console=make_console(stderr=True), show_time=False, show_path=False))
     for handler in log.handlers:  # the console shows warnings unless -v; run.log gets every step
         handler.setLevel(logging.INFO if verbose else logging.WARNING)
+        if not any(isinstance(f, ConsoleFilter) for f in handler.filters):  # what the runner keeps for run.log
+            handler.addFilter(ConsoleFilter())
     log.setLevel(logging.INFO)
 
 
@@ -131,30 +143,27 @@ def cli(verbose: bool):
 @click.option("--protocol", help="A protocol of the task (see `statbench list tasks`) [default: the task's default].")
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), help="Folder holding the task's files.")
 @click.option("--output", type=click.Path(file_okay=False, path_type=Path),
-              help="Where run.trec and results.json go [default: statbench-output/TASK/MODEL].")
+              help="Where run.trec and results.json go [default: statbench-output/TASK/CONFIG, a folder per "
+                   "configuration: e.g. stard/bm25 for the defaults, stard/bm25,k1=0.9, stard/bm25@official].")
 @click.option("--progress/--no-progress", default=True, help="Show progress bars.")
 @click.option("--yes", is_flag=True,
               help="Let paid API/LLM rerankers send past their confirm_above threshold (as STATBENCH_ALLOW_SPEND=1).")
+@click.option("--allow-empty", is_flag=True,
+              help="Keep a run whose model ranks nothing for any test query (every figure 0) instead of stopping.")
 def run(task, model, params, reranker, reranker_params, pool, rerank_depth, splits, protocol, data_dir, output, progress,
-        yes):
+        yes, allow_empty):
     """Run a model on a task, write a TREC run and a results JSON, print the scores."""
     if yes:
         os.environ["STATBENCH_ALLOW_SPEND"] = "1"
     from .console import progress_bars
-    from .runner import default_output_dir, execute, request_from_cli
+    from .runner import execute, request_from_cli
     from .tables import print_scores
 
     request = request_from_cli(  # --param strings become typed values here: the core never sees strings
         task=task, model=model, params=params, reranker=reranker, reranker_params=reranker_params,
         pool=pool, splits=splits, protocol=protocol, data_dir=data_dir, output=output,
-        command=shlex.join(["statbench", *sys.argv[1:]]), rerank_depth=rerank_depth,
+        command=shlex.join(["statbench", *sys.argv[1:]]), rerank_depth=rerank_depth, allow_empty=allow_empty,
     )
-    if output is None and task.startswith("beir:"):  # statbench-output/beir-NAME/..., not the folder's path
-        import dataclasses
-
-        from .plugins import get_registry
-
-        request.output = default_output_dir(dataclasses.replace(request, task=get_registry().get("tasks", task).name))
     console = make_console()
     with progress_bars(console, enabled=progress and console.is_terminal) as bars:
         outcome = execute(request, log, bars)
@@ -168,27 +177,67 @@ def run(task, model, params, reranker, reranker_params, pool, rerank_depth, spli
 @click.option("--split", "splits", multiple=True, help="Only these splits/folds (default: the protocol's).")
 @click.option("--protocol", help="A protocol of the task [default: the task's default].")
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--measure", "measures", multiple=True,
+              help="Only this measure of the task (label or measure string, e.g. R@10); repeatable [default: all].")
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
-def evaluate(run_file, task, splits, protocol, data_dir, as_json):
+def evaluate(run_file, task, splits, protocol, data_dir, measures, as_json):
     """Score an existing TREC run file with the task's measures."""
     from .evaluation import evaluate_run_file
     from .tables import print_scores
 
     scores = evaluate_run_file(run_file, task, data_dir, list(splits) or None, log, protocol=protocol)
+    if measures:
+        scores = _only_measures(scores, measures)
     if as_json:
         click.echo(json.dumps(scores, indent=2, ensure_ascii=False))
     else:
         print_scores(make_console(), scores)
 
 
+def _only_measures(scores: dict, wanted) -> dict:
+    """``statbench evaluate``'s scores keeping only the measures named (each as ``compare
+    --measure`` resolves it: a label, or a measure string one of them spells or means), in
+    the order given; a name the task does not score is refused with its measures."""
+    from .compare_cli import _measure_label
+    from .errors import UnknownNameError
+
+    known = [m["label"] for m in scores["measures"]]
+    labels = []
+    for name in wanted:
+        label = _measure_label(scores, name)
+        if label not in known:
+            raise UnknownNameError("measure of this task", name, known)
+        if label not in labels:
+            labels.append(label)
+
+    def only(table: dict) -> dict:
+        return {label: table[label] for label in labels if label in table}
+
+    out = dict(scores)
+    out["measures"] = [next(m for m in scores["measures"] if m["label"] == label) for label in labels]
+    out["aggregate"] = only(scores["aggregate"])
+    out["per_query"] = {qid: only(table) for qid, table in scores["per_query"].items()}
+    out["splits"] = [{**split, "scores": only(split["scores"])} for split in scores["splits"]]
+    if scores.get("all_queries") is not None:
+        out["all_queries"] = only(scores["all_queries"])
+    if scores.get("breakdown"):
+        out["breakdown"] = {group: {value: only(table) for value, table in values.items()}
+                            for group, values in scores["breakdown"].items()}
+    return out
+
+
 @cli.command(name="list")
 @click.argument("what", type=click.Choice(["tasks", "models", "measures", "all"]), default="all")
-def list_(what):
-    """List registered tasks and models."""
+@click.argument("name", required=False)
+@click.option("-v", "--verbose", is_flag=True,
+              help="Every detail: protocols and split sizes, all measures, every parameter's default.")
+def list_(what, name, verbose):
+    """List registered tasks, models and custom measures, one line each; NAME (e.g.
+    `statbench list models bm25`) or -v shows every detail."""
     from .plugins import get_registry
     from .tables import print_registry
 
-    print_registry(make_console(), get_registry(), what)
+    print_registry(make_console(), get_registry(), what, verbose=verbose, name=name)
 
 
 @cli.command()
@@ -249,6 +298,9 @@ def task_new(name, beir_path, out_dir):
     folder = scaffold_from_beir(name, beir_path, out_dir, log)
     click.echo(f"wrote {folder}")
     click.echo(f"next: pip install -e {folder} && statbench run --task {name} --model bm25 --data-dir {beir_path}")
+
+
+refuse_repeated_options(cli)  # every command, core, plugin or nested: an option given twice is refused
 
 
 def main():

@@ -3,7 +3,28 @@ handed to models as ``ctx.progress``. rich is imported only when a command print
 
 from __future__ import annotations
 
-import contextlib
+import logging
+
+#: a log record attribute: ``False`` keeps the record off the console (run.log has it)
+ON_CONSOLE = "statbench_console"
+#: a log record attribute: ``False`` keeps the record out of run.log (said on the console only)
+IN_RUN_LOG = "statbench_run_log"
+
+
+class ConsoleFilter(logging.Filter):
+    """On the console handler: drops the records marked ``ON_CONSOLE=False``."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return getattr(record, ON_CONSOLE, True)
+
+
+class OffConsole(logging.Filter):
+    """On a logger, for a while: marks every record it logs ``ON_CONSOLE=False`` (what a
+    loader says goes to run.log; the runner decides what the console repeats)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        setattr(record, ON_CONSOLE, False)
+        return True
 
 
 def make_console(stderr: bool = False):
@@ -16,21 +37,9 @@ def make_console(stderr: bool = False):
     return console
 
 
-@contextlib.contextmanager
 def progress_bars(console, enabled: bool = True):
-    """Yield ``progress(description, total) -> advance(n=1)``; bars vanish when done."""
-    if not enabled:
-        yield lambda description, total=None: (lambda n=1: None)
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    """Yield ``progress(description, total) -> advance(n=1)``; bars vanish when done
+    (:func:`statbench.progress.progress_bars`: bars whose ETA works)."""
+    from .progress import progress_bars as bars
 
-    with Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TimeRemainingColumn(), console=console, transient=True,
-    ) as bars:
-
-        def progress(description: str, total: int | None = None):
-            task_id = bars.add_task(description, total=total)
-            return lambda n=1: bars.advance(task_id, n)
-
-        yield progress
+    return bars(console, enabled)

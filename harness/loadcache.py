@@ -282,3 +282,29 @@ def _harness_digest() -> str:
 def _real(path) -> str:
     """One spelling per file (symbolic links and relative parts resolved)."""
     return str(Path(path).resolve())
+
+
+def _sizes_path(task_name: str) -> Path:
+    return cache_root() / "loaded-sizes" / f"{task_name}.json"
+
+
+def record_loaded_sizes(task_name: str, checksum: str, sizes: dict[str, int], log: logging.Logger) -> None:
+    """Remember the sizes the last run loaded (``statbench list`` shows them beside the
+    declared ones without loading anything)."""
+    from .atomic import write_json
+
+    try:
+        _sizes_path(task_name).parent.mkdir(parents=True, exist_ok=True)
+        write_json(_sizes_path(task_name), {"checksum": checksum, "sizes": sizes})
+    except OSError:  # only `list` misses them
+        log.debug("could not record the loaded sizes of %s", task_name, exc_info=True)
+
+
+def loaded_sizes(task_name: str) -> dict[str, int] | None:
+    """The sizes the last run of ``task_name`` loaded (split or ``corpus`` -> count), or
+    ``None`` when no run recorded any (or the record is unreadable)."""
+    try:
+        sizes = json.loads(_sizes_path(task_name).read_text("utf-8"))["sizes"]
+        return {str(k): int(v) for k, v in sizes.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None

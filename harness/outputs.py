@@ -13,8 +13,9 @@ import contextlib
 import os
 import shutil
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from .atomic import exchange_dirs, fsync_dir
 from .checksum import config_key
@@ -24,6 +25,30 @@ from .paths import cache_root
 #: The files a run writes; a target holding anything else is not a statbench output set.
 OUTPUT_FILES = frozenset({"run.trec", "qrels.trec", "results.json", "run.log"})
 _STAGING, _OLD = ".staging-", ".old-"
+
+
+#: longest readable configuration name; a longer one is cut and identified by its hash
+_MAX_NAME = 100
+
+
+def setting_text(value: Any) -> str:
+    """A parameter value as ``--param`` spells it (``true``, not ``True``)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def config_folder_name(label: str, where: str | None = None, settings: Mapping[str, Any] | None = None) -> str:
+    """``LABEL[@WHERE][,KEY=VALUE...]`` as one file name: the folder of one configuration
+    (``statbench run``'s default output folder, a grid cell's folder). Characters a file
+    name should not hold become ``_``; when that changed anything, or the name is longer
+    than 100 characters, ``~`` and a short hash of the exact configuration are appended, so
+    two configurations never share a folder (``model=/a/b`` and ``model=/a_b`` differ)."""
+    exact = label + (f"@{where}" if where else "")
+    if settings:
+        exact += "," + ",".join(f"{k}={setting_text(v)}" for k, v in settings.items())
+    name = "".join(c if c.isalnum() or c in "._+-=,@" else "_" for c in exact)
+    if name != exact or len(name) > _MAX_NAME:
+        name = name[:_MAX_NAME].rstrip(",") + "~" + config_key(exact)[:10]
+    return name
 
 
 class OutputError(StatbenchError):

@@ -34,11 +34,13 @@ from typing import Any
 from .api import Ranking, Reranker, Retriever, RunContext, Split, Task, TaskData
 from .atomic import atomic_open, write_json, write_text
 from .cache import CacheEntry, cached, take_events
-from .checks import check_rankings, check_task_data
+from .checks import check_rankings, check_rerank_complete, check_task_data
+from .console import IN_RUN_LOG, ON_CONSOLE, OffConsole
+from .data_notes import say_once
 from .dataio import _paused_gc, read_json, recording_opened
 from .errors import StatbenchError, UnknownNameError
 from .evaluation import per_query_scores, score_splits
-from .loadcache import TaskSummary, read_summary, summary_entry, write_summary
+from .loadcache import TaskSummary, read_summary, record_loaded_sizes, summary_entry, write_summary
 from .outputs import OutputSet
 from .params import parse_params
 from .paths import cache_root
@@ -79,6 +81,9 @@ class RunRequest:
     output: Path | None = None
     command: str = ""
     rerank_depth: int = DEFAULT_RERANK_DEPTH
+    #: keep (score, write) a run whose model ranks nothing for any test query (every figure
+    #: 0) instead of stopping: ``--allow-empty``
+    allow_empty: bool = False
 
 
 @dataclass
@@ -111,7 +116,8 @@ def parse_model_params(kind: str, name: str | None, items: Iterable[str]) -> dic
 def request_from_cli(*, task: str, model: str | None = None, params: Iterable[str] = (), reranker: str | None = None,
                      reranker_params: Iterable[str] = (), pool: str | None = None, splits: Iterable[str] = (),
                      protocol: str | None = None, data_dir: Path | None = None, output: Path | None = None,
-                     command: str = "", rerank_depth: int = DEFAULT_RERANK_DEPTH) -> RunRequest:
+                     command: str = "", rerank_depth: int = DEFAULT_RERANK_DEPTH,
+                     allow_empty: bool = False) -> RunRequest:
     """The request of ``statbench run``: its ``--param``/``--reranker-param`` strings parsed
     into typed values (the core only ever sees those). Names are looked up first, in the
     order the runner checks them: the task, the model, the reranker."""
@@ -124,7 +130,7 @@ def request_from_cli(*, task: str, model: str | None = None, params: Iterable[st
         task=task, model=model, params=parse_model_params("retrievers", model, params),
         reranker=reranker, reranker_params=parse_model_params("rerankers", reranker, reranker_params),
         pool=pool, splits=list(splits) or None, protocol=protocol, data_dir=data_dir, output=output,
-        command=command, rerank_depth=rerank_depth,
+        command=command, rerank_depth=rerank_depth, allow_empty=allow_empty,
     )
 
 
@@ -137,23 +143,50 @@ class _ListHandler(logging.Handler):
         self._keep = record
 
     def emit(self, record):
+        if not getattr(record, IN_RUN_LOG, True):  # said on the console only
+            return
         self.lines.append(f"{record.levelname.lower()}: {record.getMessage()}")
         if self._keep:
             self.records.append((record.levelno, record.getMessage()))
 
 
 def default_output_dir(request: RunRequest) -> Path:
-    """``statbench-output/TASK/MODEL[+RERANKER]``, plus ``@PROTOCOL`` or ``@SPLITS`` when the
-    run is not the task's default protocol, so runs of two protocols never overwrite each
-    other."""
-    tag = request.model or f"pool-{request.pool}"
+    """``statbench-output/TASK/CONFIG``: a folder per configuration, so that a run never
+    replaces another configuration's outputs (only ``--output`` names a folder explicitly).
+
+    CONFIG is :func:`~statbench.outputs.config_folder_name` of ``MODEL[+RERANKER]`` (or
+    ``pool-NAME[+RERANKER]``), ``@PROTOCOL`` (or ``@SPLIT,...``) when the run is not the
+    task's default protocol, and every parameter that differs from its default
+    (``k1=0.9``; reranker ones as ``reranker.KEY=VALUE``; ``rerank_depth=N``), as grid
+    cells name theirs: ``stard/bm25`` for the defaults, ``stard/bm25,k1=0.9``,
+    ``stard/bm25@official``. A parameter given at its default value, and ``--split dev``
+    for the protocol whose split is ``dev``, name the same folder as leaving them out."""
+    from .outputs import config_folder_name
+    from .splits import canonical_selection
+
+    registry = get_registry()
+    task_entry = registry.get("tasks", request.task)
+    label = request.model or f"pool-{request.pool}"
     if request.reranker:
-        tag += f"+{request.reranker}"
-    if request.protocol:
-        tag += f"@{request.protocol}"
-    elif request.splits:
-        tag += "@" + ",".join(request.splits)
-    return Path("statbench-output") / request.task.replace(":", "_").replace("/", "_") / tag.replace("/", "_")
+        label += f"+{request.reranker}"
+    protocol, splits = canonical_selection(task_entry.cls.task_info(), request.protocol, request.splits)
+    where = protocol or (",".join(sorted(splits)) if splits else None)  # the same splits in any order: one folder
+    settings = _non_default("retrievers", request.model, request.params)
+    if request.reranker:
+        settings.update({f"reranker.{k}": v for k, v in
+                         _non_default("rerankers", request.reranker, request.reranker_params).items()})
+        if request.rerank_depth != DEFAULT_RERANK_DEPTH:
+            settings["rerank_depth"] = request.rerank_depth
+    # the task's registered name: beir:PATH gives beir-NAME, never the folder's path
+    return Path("statbench-output") / config_folder_name(task_entry.name) / config_folder_name(label, where, settings)
+
+
+def _non_default(kind: str, name: str | None, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The typed ``params`` whose value differs from the model's default, sorted by name."""
+    if name is None or not isinstance(params, Mapping):
+        return {}
+    defaults = get_registry().get(kind, name).cls.defaults()
+    return {key: params[key] for key in sorted(params) if key not in defaults or params[key] != defaults[key]}
 
 
 def execute(request: RunRequest, log: logging.Logger, progress) -> RunOutcome:
@@ -233,7 +266,9 @@ class Run:
             started = time.perf_counter()
             self.load()
             rankings = self.rank()
+            self.check_ranked(rankings)
             scores = self.score(rankings)
+            self.say_data_notes()
             self.timings["total"] = time.perf_counter() - started
             self.cache_invalid = [CacheInvalid.from_json(event.as_dict()) for event in take_events()]
             return self.write(rankings, scores, collector.lines)
@@ -264,24 +299,26 @@ class Run:
                 return False
             runs[split.name] = SplitRun.read(split.name, entry)
         self.summary, self.identity, self.splits, self._cached_runs = summary, summary.identity, splits, runs
-        for level, message in summary.log:
-            log.log(level, "%s", message)
+        for level, message in summary.log:  # run.log has them every time, the console once per data
+            log.log(level, "%s", message, extra={ON_CONSOLE: False})
         self.timings["load"] = time.perf_counter() - started
         log.info("%s: %d documents, %d queries, %d judged (data sha256 %s), every split cached: the load's summary "
                  "read from %s in %.1f s", info.name, summary.n_documents, summary.n_queries, len(summary.qrels),
                  summary.checksum[:16], at.path, self.timings["load"])
-        _warn_on_declared_sizes(info, summary, log)
         return True
 
     def _load_data(self, summary_at) -> None:
         request, info, task, log = self.request, self.info, self.task, self.log
         said = _ListHandler(record=True)
+        off_console = OffConsole()  # what the loader says: run.log every time, the console once per data
         log.addHandler(said)
+        log.addFilter(off_console)
         try:
             with recording_opened() as opened, _paused_gc():
                 data = _timed(self.timings, "load", lambda: call_plugin(
                     self.task_entry, "loading", lambda: task.load(request.data_dir, log)))
         finally:
+            log.removeFilter(off_console)
             log.removeHandler(said)
         check_task_data(task.name, data)
         attach_pools(info.name, data, task.data_folder(request.data_dir), log)
@@ -289,11 +326,10 @@ class Run:
         log.info("%s: %d documents, %d queries, %d judged (data sha256 %s), loaded in %.1f s", info.name,
                  len(data.corpus), len(data.queries), len(data.qrels), data.checksum[:16], self.timings["load"])
         if request.pool is not None and request.pool not in data.pools:
-            raise UnknownNameError(f"pool of task {info.name}", request.pool, data.pools)
+            raise StatbenchError(unknown_pool_message(info, request.pool, data.pools, request.data_dir))
         self.data = data
         self.summary = TaskSummary.of(data, self.identity, said.records)
         self.splits = select_splits(info, data, request.splits, request.protocol)
-        _warn_on_declared_sizes(info, self.summary, log)
         if summary_at is not None:
             write_summary(summary_at, self.summary, data, opened)
 
@@ -316,6 +352,39 @@ class Run:
         self.cache_hits = runner.cache_hits
         self.cached_throughput.update(runner.cached_throughput)
         return SplitRuns(runs)
+
+    def say_data_notes(self) -> None:
+        """Once the run is scored (a failed run says one line, nothing else): what the
+        loader said, on the console once per data (:func:`~statbench.data_notes.say_once`;
+        run.log has it every time), and a loaded size that differs from the declared one."""
+        summary = self.summary
+        say_once(self.log, self.info.name, summary.checksum, summary.log)
+        _warn_on_declared_sizes(self.info, summary, {split.name for split in self.splits}, self.log)
+
+    def check_ranked(self, rankings: SplitRuns) -> None:
+        """Test queries the model ranked nothing for score 0 on every measure: said on the
+        console (and in run.log; results.json counts them per split as
+        ``queries_without_results``); when it ranked nothing at all, the run stops, unless
+        ``--allow-empty`` asks to keep it."""
+        ranked = set().union(*(run.ranked() for run in rankings.runs))
+        tested = [q for split in self.splits for q in split.test]
+        empty = sum(1 for q in tested if q not in ranked)
+        if not empty:
+            return
+        who = self._final_stage()
+        if empty == len(tested) and not self.request.allow_empty:
+            raise StatbenchError(f"{who} ranked nothing for any of the {len(tested)} test queries of task "
+                                 f"{self.info.name}: every figure would be 0; check the model and its parameters "
+                                 "(`statbench run --allow-empty` keeps such a run)")
+        self.log.warning("%s ranked nothing for %d of %d test queries (each scores 0 on every measure; "
+                         "results.json: splits[].queries_without_results)", who, empty, len(tested))
+
+    def _final_stage(self) -> str:
+        """The model whose rankings are the run's, as messages name it."""
+        request = self.request
+        if request.reranker:
+            return f"reranker {request.reranker!r}"
+        return f"model {request.model!r}" if request.model else f"pool {request.pool!r} of task {self.info.name}"
 
     def _read_stats(self, entry: CacheEntry) -> None:
         if entry.file("stats.json").is_file():
@@ -392,6 +461,7 @@ class Run:
             version=info.version,
             corpus_checksum=self.identity["corpus"],
             plugin=_plugin_record(entry),
+            corpus_size=data.n_documents,
         )
 
     def _first_stage_record(self) -> ModelRecord:
@@ -407,6 +477,23 @@ class Run:
         )
 
 
+def unknown_pool_message(info, pool: str, available, data_dir: Path | None) -> str:
+    """The unknown pool, the task's pools, and the command that builds it: the task's own
+    recipe for a pool it declares (``TaskInfo.pools``), else ``statbench pool build``."""
+    declared = next((p for p in info.pools if p.name == pool), None)
+    if declared is not None and declared.build:
+        build = declared.build
+    else:
+        retriever = (declared.retriever if declared is not None and declared.retriever else
+                     pool if pool in get_registry().retrievers else "RETRIEVER")
+        build = f"statbench pool build --task {info.name} --retriever {retriever} --name {pool}"
+    if data_dir is not None and "--data-dir" not in build:
+        build += f" --data-dir {shlex.quote(str(data_dir))}"
+    what = f" ({declared.description}, declared by the task but not built yet)" if declared is not None else ""
+    return (f"{UnknownNameError(f'pool of task {info.name}', pool, available)}{what}; build it with `{build}` "
+            "(`statbench list models` names the retrievers)")
+
+
 def _throughput(*models) -> dict[str, float]:
     """Numbers a model chose to report (e.g. passages encoded per second) via an optional
     ``stats`` dict attribute; non-negative numbers only, as the results schema requires."""
@@ -418,16 +505,20 @@ def _throughput(*models) -> dict[str, float]:
     return out
 
 
-def _warn_on_declared_sizes(info, data, log) -> None:
-    """A loaded split (or corpus) whose size differs from the task's declaration is said in
-    the log and on the console: other data than the task describes (its figures are then
-    not comparable with published ones; the data checksum keeps them on their own board)."""
+def _warn_on_declared_sizes(info, data, evaluated: set[str], log) -> None:
+    """A loaded split (or corpus) whose size differs from the task's declaration is said on
+    the console once per run (and in run.log): other data than the task describes, so its
+    figures are not comparable with the published ones (the data checksum keeps them on a
+    board of their own). Only the corpus and the ``evaluated`` splits are said; every
+    loaded size is kept for ``statbench list``."""
     loaded = {s.name: len(s.test) for s in data.all_splits()}
     loaded["corpus"] = data.n_documents
+    record_loaded_sizes(info.name, data.checksum, loaded, log)
     differ = [f"{name} {loaded[name]:,} (declared {size:,})" for name, size in info.sizes.items()
-              if name in loaded and loaded[name] != size]
+              if name in loaded and loaded[name] != size and name in {*evaluated, "corpus"}]
     if differ:
-        log.info("%s: loaded sizes differ from the task's declaration: %s", info.name, "; ".join(differ))
+        log.warning("%s: the loaded data differs from the task's declaration: %s; its figures are not comparable "
+                    "with the published ones", info.name, "; ".join(differ))
 
 
 def output_tag(request: RunRequest) -> str:
@@ -480,6 +571,8 @@ def equivalent_command(request: RunRequest) -> str:
         args += ["--data-dir", str(request.data_dir)]
     if request.output is not None:
         args += ["--output", str(request.output)]
+    if request.allow_empty:
+        args += ["--allow-empty"]
     return shlex.join(args)
 
 
@@ -579,6 +672,7 @@ class _SplitRunner:
             reranked = _timed(timings, "rerank", lambda: call_plugin(
                 entry, f"reranking {split.name}", lambda: reranker.rerank(queries, candidates, data.corpus, ctx)))
             first = check_rankings(reranked, owner=_owner(entry), query_ids=asked, candidates=candidates)
+            check_rerank_complete(first, candidates, owner=_owner(entry))
         ordered = {qid: order_ranking(ranking, self.info.depth) for qid, ranking in first.items()}
         throughput = _throughput(retriever, reranker)
         if throughput:

@@ -77,3 +77,21 @@ def select_splits(info, data, wanted: list[str] | None = None, protocol: str | N
                                      "run them separately")
             seen[qid] = split.name
     return chosen
+
+
+def canonical_selection(info, protocol: str | None, splits) -> tuple[str | None, tuple[str, ...]]:
+    """One spelling per set of evaluated splits, for every identity a run has (its output
+    folder, its results' protocol): ``--split dev`` on a task whose ``official`` protocol
+    is exactly ``dev`` is ``--protocol official``; the task's default protocol, named or
+    not, is ``(None, ())``. Anything else (an unknown name, both options) is returned as
+    given, for :func:`select_splits` to refuse."""
+    splits = tuple(splits or ())
+    if splits and not protocol and len(set(splits)) == len(splits):
+        protocol = info.protocol_of(splits) or None
+        if protocol is not None:
+            splits = ()
+    if protocol and not splits:
+        chosen = info.protocol(protocol)
+        if chosen is not None and chosen is info.protocol():
+            protocol = None
+    return protocol, splits

@@ -34,43 +34,142 @@ def print_scores(console, results) -> None:
     console.print(table)
 
 
-def print_registry(console, registry, what: str) -> None:
+#: the kinds ``statbench list`` shows, and the registry table of each
+LIST_KINDS = {"tasks": ("tasks",), "models": ("retrievers", "rerankers"), "measures": ("measures",)}
+
+
+def print_registry(console, registry, what: str, verbose: bool = False, name: str | None = None) -> None:
+    """``statbench list``: one line per task, model and custom measure; every detail (the
+    protocols with their splits' sizes, all measures, every parameter) with ``verbose``,
+    or for the one ``name`` (looked up as ``--task``/``--model`` would: ``DIST:NAME`` too).
+    A task's corpus shows its declared size and, when a run has loaded it here, the loaded
+    one."""
+    kinds = list(LIST_KINDS) if what == "all" else [what]
+    only = None
+    if name is not None:
+        only = _find(registry, kinds, name)
+        kinds = [only[0]]
+    for kind in kinds:
+        entries = _entries(registry, kind, only)
+        if not entries:
+            continue
+        if verbose or only is not None:
+            _DETAILED[kind](console, entries)
+        else:
+            _compact(console, kind, entries)
+    if not verbose and only is None:
+        console.print("[dim]one line each: `statbench list -v` shows every detail, `statbench list tasks NAME` "
+                      "(or models NAME) one of them[/]")
+    report_plugin_errors(console, registry)
+
+
+def _find(registry, kinds: list[str], name: str):
+    """(list kind, registry table, entry) of ``name`` among ``kinds``; unknown: refused
+    with the choices."""
+    from .errors import UnknownNameError
+
+    choices = []
+    for kind in kinds:
+        for table in LIST_KINDS[kind]:
+            try:
+                return kind, table, registry.get(table, name)
+            except UnknownNameError as exc:
+                choices.extend(exc.choices)
+    raise UnknownNameError({"tasks": "task", "models": "model", "measures": "custom measure"}[kinds[0]]
+                           if len(kinds) == 1 else "task, model or measure", name, set(choices))
+
+
+def _entries(registry, kind: str, only) -> list[tuple[str, str, object]]:
+    """(registry table, name, entry) of a list kind, sorted; just ``only`` when given."""
+    if only is not None:
+        _, table, entry = only
+        return [(table, entry.name, entry)]
+    return [(table, name, entry) for table in LIST_KINDS[kind]
+            for name, entry in sorted(getattr(registry, table).items())]
+
+
+def _compact(console, kind: str, entries) -> None:
     from rich.table import Table
 
-    if what in ("tasks", "all"):
-        table = Table(title="tasks", caption="* the default protocol; another runs with --protocol NAME")
-        for column in ("name", "language", "description", "protocols: splits (queries)", "measures", "plugin"):
-            table.add_column(column)
-        for name, entry in sorted(registry.tasks.items()):
-            info = entry.cls.task_info()
-            measures = ", ".join(f"{m.label}{' (primary)' if m.label == info.primary else ''}" for m in info.measures)
-            table.add_row(name, info.language, info.description, _declared_protocols(info), measures,
-                          entry.plugin.name)
-        console.print(table)
-    if what in ("models", "all"):
-        table = Table(title="models")
-        for column in ("name", "kind", "family", "description", "parameters", "plugin"):
-            table.add_column(column)
-        for kind in ("retrievers", "rerankers"):
-            for name, entry in sorted(getattr(registry, kind).items()):
-                cls = entry.cls
-                params = ", ".join(f"{k}={v}" for k, v in cls.defaults().items())
-                table.add_row(name, kind[:-1], cls.family, cls.description, params, entry.plugin.name)
-        console.print(table)
-    if what in ("measures", "all") and registry.measures:
-        table = Table(title="custom measures (use like ir-measures names, e.g. F2@10)")
-        for column in ("name", "description", "parameters", "plugin"):
-            table.add_column(column)
-        for name, entry in sorted(registry.measures.items()):
-            params = ", ".join(f"{k}={spec.default}" for k, spec in entry.cls.param_specs().items())
-            table.add_row(name, entry.cls.description, params, entry.plugin.name)
-        console.print(table)
-    report_plugin_errors(console, registry)
+    table = Table(title=f"{kind} ({len(entries)})", title_justify="left", box=None, pad_edge=False)
+    columns = {"tasks": ("name", "lang", "protocols (* default)", "primary", "corpus", "plugin"),
+               "models": ("name", "kind", "family", "description", "plugin"),
+               "measures": ("name", "description", "plugin")}[kind]
+    for column in columns:
+        table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=72 if column == "description" else None)
+    for registry_table, name, entry in entries:
+        cls = entry.cls
+        if kind == "tasks":
+            info = cls.task_info()
+            default = info.protocol()
+            protocols = ", ".join(f"{p.name}{'*' if p is default else ''}" for p in info.protocols)
+            table.add_row(name, info.language, protocols or "(the loader's splits)", info.primary,
+                          _corpus_sizes(info) or "-", entry.plugin.name)
+        elif kind == "models":
+            table.add_row(name, registry_table[:-1], cls.family, cls.description, entry.plugin.name)
+        else:
+            table.add_row(name, cls.description, entry.plugin.name)
+    console.print(table)
+
+
+def _corpus_sizes(info) -> str:
+    """``55,348`` as declared, plus what the last run here loaded when it differs (never
+    loads anything: :func:`statbench.loadcache.loaded_sizes`)."""
+    from .loadcache import loaded_sizes
+
+    declared = info.sizes.get("corpus")
+    loaded = (loaded_sizes(info.name) or {}).get("corpus")
+    text = f"{declared:,}" if declared else ""
+    if loaded is not None and loaded != declared:
+        text += f" (loaded {loaded:,})" if declared else f"{loaded:,} loaded (none declared)"
+    return text
+
+
+def _tasks_table(console, entries) -> None:
+    from rich.table import Table
+
+    table = Table(title="tasks", caption="* the default protocol; another runs with --protocol NAME")
+    for column in ("name", "language", "description", "protocols: splits (queries)", "measures", "plugin"):
+        table.add_column(column)
+    for _, name, entry in entries:
+        info = entry.cls.task_info()
+        measures = ", ".join(f"{m.label}{' (primary)' if m.label == info.primary else ''}" for m in info.measures)
+        table.add_row(name, info.language, info.description, _declared_protocols(info), measures, entry.plugin.name)
+    console.print(table)
+
+
+def _models_table(console, entries) -> None:
+    from rich.table import Table
+
+    table = Table(title="models")
+    for column in ("name", "kind", "family", "description", "parameters", "plugin"):
+        table.add_column(column)
+    for registry_table, name, entry in entries:
+        cls = entry.cls
+        params = ", ".join(f"{k}={v}" for k, v in cls.defaults().items())
+        table.add_row(name, registry_table[:-1], cls.family, cls.description, params, entry.plugin.name)
+    console.print(table)
+
+
+def _measures_table(console, entries) -> None:
+    from rich.table import Table
+
+    table = Table(title="custom measures (use like ir-measures names, e.g. F2@10)")
+    for column in ("name", "description", "parameters", "plugin"):
+        table.add_column(column)
+    for _, name, entry in entries:
+        params = ", ".join(f"{k}={spec.default}" for k, spec in entry.cls.param_specs().items())
+        table.add_row(name, entry.cls.description, params, entry.plugin.name)
+    console.print(table)
+
+
+_DETAILED = {"tasks": _tasks_table, "models": _models_table, "measures": _measures_table}
 
 
 def _declared_protocols(info) -> str:
     """Protocols and split sizes as the task declares them (nothing is loaded): the default
-    protocol first (marked ``*``), training sets, the corpus size and the pools."""
+    protocol first (marked ``*``), training sets, the corpus size (and the loaded one, when
+    a run here loaded another) and the pools."""
     sizes = dict(info.sizes)
     default = info.protocol()
     lines = []
@@ -81,8 +180,8 @@ def _declared_protocols(info) -> str:
     training = [f"{s} ({n})" for s, n in sizes.items() if s not in in_protocols and s != "corpus"]
     if training:
         lines.append("training only: " + ", ".join(training))
-    if sizes.get("corpus"):
-        lines.append(f"corpus {sizes['corpus']:,}")
+    if _corpus_sizes(info):
+        lines.append(f"corpus {_corpus_sizes(info)}")
     if info.pools:
         lines.append("pools " + ", ".join(p.name for p in info.pools))
     return "\n".join(lines)

@@ -58,7 +58,7 @@ def test_ukstat_pool_as_scoreddocs(irds, tmp_path):
 
 
 def test_list_tasks_shows_splits_with_counts():
-    result = CliRunner().invoke(cli, ["list", "tasks"], catch_exceptions=False, env={"COLUMNS": "250"})
+    result = CliRunner().invoke(cli, ["list", "tasks", "-v"], catch_exceptions=False, env={"COLUMNS": "250"})
     assert result.exit_code == 0
     out = result.output
     for text in ("5-fold*: fold-1 (309), fold-2 (309), fold-3 (309)", "official: dev (308)",

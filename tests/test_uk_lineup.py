@@ -41,7 +41,7 @@ def uk_pool(tmp_path_factory):
 def test_list_models_shows_every_reranker_family_of_tables_7_and_8():
     from statbench.cli import cli
 
-    result = CliRunner().invoke(cli, ["list", "models"], env={"COLUMNS": "400"})
+    result = CliRunner().invoke(cli, ["list", "models", "-v"], env={"COLUMNS": "400"})
     assert result.exit_code == 0, result.output
     rows = [[cell.strip() for cell in line.split("│")[1:3]] for line in result.output.splitlines() if "│" in line]
     listed = {(name, kind) for name, kind in rows if name}

@@ -140,7 +140,7 @@ def test_one_leaderboard_board_per_protocol(example_plugin, tmp_path):
 
 
 def test_list_shows_protocols_and_counts(example_plugin):
-    result = CliRunner().invoke(cli, ["list", "tasks"])
+    result = CliRunner().invoke(cli, ["list", "-v", "tasks"])
     assert result.exit_code == 0, result.output
     assert "example-civil" in result.output
     assert "per-year*: R01 (5), R02 (5)" in result.output
