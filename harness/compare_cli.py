@@ -74,69 +74,122 @@ def _measure_label(scores, wanted: str) -> str:
     return same[0] if same else wanted
 
 
+def _definition(scores, label: str) -> str | None:
+    """What ``label`` measures in ``scores`` (its ir-measures spelling), None if absent."""
+    from .results import as_scores
+
+    return next((m.ir_measure for m in as_scores(scores).measures if m.label == label), None)
+
+
+def _version(scores, installed: str | None) -> str | None:
+    """The task version the scores were computed under: recorded in a results file (one
+    written before it was recorded: the first version, as every task was then), the
+    installed task's for a TREC run scored here."""
+    from .results import Results
+
+    if isinstance(scores, Results):
+        return scores.task.version or "1"
+    return installed
+
+
+def comparability_problem(a, b, labels: list[str], names: tuple[str, str], installed_version: str | None = None) -> str | None:
+    """Why the inputs' figures on ``labels`` cannot be set side by side (None when they
+    can): other data, another task version, or a label that measures something else."""
+    from .results import Results
+
+    if isinstance(a, Results) and isinstance(b, Results) and a.task.data_checksum != b.task.data_checksum:
+        return (f"{names[0]} and {names[1]} were scored on different data of task {a.task.name!r} "
+                f"(data checksums {a.task.data_checksum[:12]} and {b.task.data_checksum[:12]}): not comparable")
+    versions = (_version(a, installed_version), _version(b, installed_version))
+    if None not in versions and versions[0] != versions[1]:
+        return (f"{names[0]} and {names[1]} were scored by different versions of the task "
+                f"({versions[0]} and {versions[1]}): not comparable")
+    for label in labels:
+        spelled = (_definition(a, label), _definition(b, label))
+        if None not in spelled and spelled[0] != spelled[1]:
+            return (f"{label} means {spelled[0]} in {names[0]} but {spelled[1]} in {names[1]}: "
+                    "a label is not a measure; not comparable")
+    return None
+
+
 @click.command()
 @click.argument("run_a", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.argument("run_b", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--task", help="Task whose qrels score TREC runs (inferred from results JSON inputs).")
-@click.option("--measure", help="Measure label to test [default: the task's primary measure].")
+@click.option("--measure", "measures", multiple=True,
+              help="Measure label to test; repeat it for several (Holm-adjusted over them) "
+                   "[default: the task's primary measure].")
 @click.option("--split", "splits", multiple=True, help="Only these splits/folds of the task (TREC runs).")
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), help="Folder holding the task's files.")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the test results as JSON.")
-def compare(run_a, run_b, task, measure, splits, data_dir, alpha, as_json):
+def compare(run_a, run_b, task, measures, splits, data_dir, alpha, as_json):
     """Paired test of RUN_B against RUN_A (the baseline) on per-query scores.
 
     Wilcoxon signed-rank (zero differences dropped), Cohen's d of the differences,
     95% bootstrap CI of the mean difference (10,000 resamples, fixed seed), and
     win/tie/loss counts, on the queries both inputs scored. Inputs are TREC runs or
-    results JSON files."""
+    results JSON files, of the same task version and data, whose every tested label
+    measures the same thing. With several --measure, p is also given Holm-adjusted over
+    them."""
+    from dataclasses import replace
+
     from .errors import StatbenchError
     from .plugins import get_registry
-    from .results import Results
-    from .significance import compare_to_baseline, format_p, per_query_measure, primary_measure, query_set_difference
+    from .significance import compare_to_baseline, format_p, holm, per_query_measure, primary_measure, query_set_difference
 
     a, task_a = _scores_of(run_a, task, data_dir, list(splits) or None)
     b, task_b = _scores_of(run_b, task or task_a, data_dir, list(splits) or None)
     if task_a != task_b:
         raise StatbenchError(f"the inputs are results of different tasks: {task_a!r} and {task_b!r}")
-    checksums = [r.task.data_checksum if isinstance(r, Results) else None for r in (a, b)]
-    if None not in checksums and checksums[0] != checksums[1]:
-        raise StatbenchError(f"{run_a} and {run_b} were scored on different data of task {task_a!r} "
-                             f"(data checksums {checksums[0][:12]} and {checksums[1][:12]}): not comparable")
     labels = a.labels
     try:
         entry = get_registry().get("tasks", task_a)
     except StatbenchError:  # results of a task not installed here: compared without its declaration
         entry = None
-    if measure:
-        measure = _measure_label(a, measure)
-    measure = measure or primary_measure(task_a, labels, entry.cls.task_info() if entry else None)
-    scores_a = per_query_measure(a, measure, str(run_a))
-    scores_b = per_query_measure(b, measure, str(run_b))
-    problem = query_set_difference(scores_a, scores_b, (f"A ({run_a})", f"B ({run_b})"))
+    info = entry.cls.task_info() if entry else None
+    wanted = list(dict.fromkeys(_measure_label(a, m) for m in measures)) or [primary_measure(task_a, labels, info)]
+    problem = comparability_problem(a, b, wanted, (str(run_a), str(run_b)), info.version if info else None)
     if problem is not None:
-        raise StatbenchError(f"no paired test of {run_b} against {run_a} on {measure}: {problem}; "
-                             "a paired test needs the same queries on both sides (same task data and splits)")
-    (result,) = compare_to_baseline(str(run_a), scores_a, {str(run_b): scores_b}, measure, alpha=alpha)
+        raise StatbenchError(problem)
+    results = []
+    for measure in wanted:
+        scores_a = per_query_measure(a, measure, str(run_a))
+        scores_b = per_query_measure(b, measure, str(run_b))
+        problem = query_set_difference(scores_a, scores_b, (f"A ({run_a})", f"B ({run_b})"))
+        if problem is not None:
+            raise StatbenchError(f"no paired test of {run_b} against {run_a} on {measure}: {problem}; "
+                                 "a paired test needs the same queries on both sides (same task data and splits)")
+        (result,) = compare_to_baseline(str(run_a), scores_a, {str(run_b): scores_b}, measure, alpha=alpha)
+        results.append(result)
+    results = [replace(r, p_holm=p) for r, p in zip(results, holm([r.p_value for r in results]))]
     if as_json:
-        click.echo(json.dumps({"task": task_a, **result.as_dict()}, indent=2))
+        if len(results) == 1:
+            click.echo(json.dumps({"task": task_a, **results[0].as_dict()}, indent=2))
+        else:
+            click.echo(json.dumps({"task": task_a, "holm_over": "measures",
+                                   "comparisons": [r.as_dict() for r in results]}, indent=2))
         return
-    d = "n/a" if result.cohens_d is None else f"{result.cohens_d:+.3f}"
-    verdict = (
-        f"B is significantly {'better' if result.direction > 0 else 'worse'} than A"
-        if result.direction else "no significant difference"
-    )
-    lines = [
-        f"task {task_a}, measure {measure}, {result.n} paired queries",
-        f"  A {run_a}: mean {result.mean_baseline:.4f}",
-        f"  B {run_b}: mean {result.mean_system:.4f}",
-        f"  mean difference B - A: {result.mean_diff:+.4f}  95% bootstrap CI [{result.ci_low:+.4f}, {result.ci_high:+.4f}]",
-        f"  wins / ties / losses of B: {result.wins} / {result.ties} / {result.losses}",
-        f"  Cohen's d of the differences: {d}",
-        f"  Wilcoxon signed-rank: W = {'n/a' if result.statistic is None else f'{result.statistic:g}'}, "
-        f"p = {format_p(result.p_value)}",
-        f"  at alpha = {alpha:g}: {verdict}",
-    ]
+    lines = []
+    for result in results:
+        d = "n/a" if result.cohens_d is None else f"{result.cohens_d:+.3f}"
+        verdict = (
+            f"B is significantly {'better' if result.direction > 0 else 'worse'} than A"
+            if result.direction else "no significant difference"
+        )
+        p_text = f"p = {format_p(result.p_value)}"
+        if len(results) > 1:
+            p_text += f" (Holm over the {len(results)} measures: {format_p(result.p_holm)})"
+        lines += [
+            f"task {task_a}, measure {result.measure}, {result.n} paired queries",
+            f"  A {run_a}: mean {result.mean_baseline:.4f}",
+            f"  B {run_b}: mean {result.mean_system:.4f}",
+            f"  mean difference B - A: {result.mean_diff:+.4f}  95% bootstrap CI [{result.ci_low:+.4f}, {result.ci_high:+.4f}]",
+            f"  wins / ties / losses of B: {result.wins} / {result.ties} / {result.losses}",
+            f"  Cohen's d of the differences: {d}",
+            f"  Wilcoxon signed-rank: W = {'n/a' if result.statistic is None else f'{result.statistic:g}'}, {p_text}",
+            f"  at alpha = {alpha:g}: {verdict}",
+        ]
     click.echo("\n".join(lines))
 
 

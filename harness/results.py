@@ -364,6 +364,8 @@ class TaskRecord(_Record):
     #: sha256 over the corpus as loaded
     corpus_checksum: str | None = field(default=None, metadata=_OPTIONAL)
     plugin: PluginRecord | None = field(default=None, metadata=_OPTIONAL)
+    #: documents in the corpus as loaded (a board names its data by it)
+    corpus_size: int | None = field(default=None, metadata=_OPTIONAL)
 
 
 @dataclass(frozen=True, kw_only=True)

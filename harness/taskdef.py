@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from .api import Measure, Task, TaskData
-from .taskinfo import PoolInfo, Protocol, Published, TaskInfo
+from .taskinfo import PoolInfo, Protocol, Published, PublishedData, TaskInfo
 from .dataio import open_data, os_reason
 from .errors import DataFormatError, DownloadError, StatbenchError
 from .paths import DATA_ENV, cache_root, data_root
@@ -121,13 +121,23 @@ def info_from_definition(d: dict) -> TaskInfo:
                     for name, spec in d.get("pools", {}).items()),
         published=tuple(Published(label=label, source=spec["source"], scores=dict(spec["scores"]),
                                   family=spec.get("family", ""), protocol=spec.get("protocol", ""),
-                                  pool=spec.get("pool", ""))
+                                  pool=spec.get("pool", ""),
+                                  data=_figure_data(d.get("published_data"), spec.get("data")))
                         for label, spec in d.get("published", {}).items()),
         sizes=sizes,
         paper=d.get("paper", ""),
         licence=d.get("licence", ""),
         evaluation=d.get("protocol", ""),
+        corpus_unit=d.get("corpus_unit", "documents"),
     )
+
+
+def _figure_data(default: dict | None, own: dict | None):
+    """The data one published figure was measured on: the task's ``published_data`` with
+    the figure's own ``data`` fields over it (None when neither declares any)."""
+    if default is None and own is None:
+        return None
+    return PublishedData.from_json({**(default or {}), **(own or {})})
 
 
 class DefinedTask(Task):

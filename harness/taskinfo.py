@@ -60,6 +60,24 @@ class PublishedData:
             return False
         return self.queries is None or queries is None or self.queries == queries
 
+    @classmethod
+    def from_json(cls, spec: dict) -> PublishedData:
+        """From its JSON form (``published_data`` of a task definition, or a figure's ``data``)."""
+        return cls(corpus_size=spec.get("corpus_size"), queries=spec.get("queries"), checksum=spec.get("checksum", ""),
+                   version=spec.get("version", ""), description=spec.get("description", ""))
+
+    def words(self, unit: str = "documents") -> str:
+        """The data in words, as a board's block of such figures is titled: ``the paper's
+        corpus: 124,796 passages, 100 queries``."""
+        sizes = ", ".join(part for part in (
+            f"{self.corpus_size:,} {unit}" if self.corpus_size is not None else "",
+            f"{self.queries:,} queries" if self.queries is not None else "") if part)
+        name = self.description or "other data"
+        text = f"{name}: {sizes}" if sizes else name
+        if self.version:
+            text += f" ({self.version})"
+        return text
+
 
 @dataclass(frozen=True)
 class Published:
@@ -106,6 +124,8 @@ class TaskInfo:
     licence: str = ""
     #: how the task is evaluated, in words
     evaluation: str = ""
+    #: what the corpus's documents are called, plural ("articles", "passages"): board names
+    corpus_unit: str = "documents"
 
     @property
     def primary(self) -> str:
@@ -164,4 +184,24 @@ def check_info(info: TaskInfo) -> list[str]:
         if unknown:
             problems.append(f"published figures {published.label!r} name measures the task does not declare: "
                             f"{', '.join(unknown)}")
+        problems.extend(f"published figures {published.label!r}: {problem}" for problem in _data_problems(published.data))
+    return problems
+
+
+def _data_problems(data: PublishedData | None) -> list[str]:
+    """What is wrong with the data a published figure declares (None: not declared, which
+    is sound: such figures are never ranked beside runs)."""
+    if data is None:
+        return []
+    if not isinstance(data, PublishedData):
+        return [f"data must be a PublishedData, found {type(data).__name__}"]
+    problems = []
+    for name in ("corpus_size", "queries"):
+        value = getattr(data, name)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            problems.append(f"data {name} must be an int >= 1, found {value!r}")
+    if data.checksum and not re.fullmatch(r"[0-9a-f]{64}", str(data.checksum)):
+        problems.append(f"data checksum {data.checksum!r} must be a sha256 in hex (the data_checksum statbench records)")
+    if data.corpus_size is None and not data.checksum:
+        problems.append("data declares neither a corpus size nor a checksum: it could never be matched")
     return problems

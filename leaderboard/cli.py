@@ -42,6 +42,8 @@ def build(results_dir, out_dir, baseline, measure, run_files):
     from .site import build_site
 
     report = build_site(results_dir, out_dir, baseline=baseline, measure=measure, copy_runs=run_files)
+    for note in report.notes:
+        click.echo(f"note: {one_line(note)}", err=True)
     for problem in report.problems:
         click.echo(f"warning: {one_line(problem)}", err=True)
     click.echo(f"{report.rows} result(s) on {report.boards} task page(s) written to {out_dir}")

@@ -5,8 +5,10 @@ rendered from a fully valid file or not at all. Validation is strict: the JSON i
 (no NaN/Infinity, no number that overflows, no duplicate key, no unpaired surrogate),
 the results schema, the consistency between measures, splits and aggregate, and every
 score (finite; within [0, 1] for the measures known to be bounded). Several files for
-the same row (same model, parameters, reranker and pool, on the same board) keep the
-newest by ``created``; the others are reported as superseded."""
+the same row (same model, effective parameters, reranker and pool, on the same board: see
+:mod:`.identity`) keep the newest by ``created``; the others are noted as superseded. A
+JSON file that is not a results file at all (a pool sidecar, a summary) is skipped
+quietly and counted; only broken results are warned about."""
 
 from __future__ import annotations
 
@@ -19,8 +21,12 @@ from operator import itemgetter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from typing import NamedTuple
+
 from statbench.errors import DataFormatError, StatbenchError
-from statbench.results import ModelRecord, Results, as_results, as_scores
+from statbench.results import ModelRecord, Results, as_scores
+
+from .identity import budget, identity  # noqa: F401 (identity: part of this module's interface)
 
 #: ir-measures measures whose every value lies in [0, 1] (by name, as in ``R@100``,
 #: ``nDCG(gains=...)@10``, ``RR(rel=2)@5``). Others (NumRet, RBP, INST, alpha_nDCG, ...)
@@ -39,6 +45,23 @@ TOLERANCE = 1e-9
 SHOWN_PROBLEMS = 5
 
 
+class BoardKey(NamedTuple):
+    """What the rows of one table share: a row is compared with another only on the same
+    task version, data, split set and measure definitions (label -> ir-measures spelling:
+    a label is not a measure's identity)."""
+
+    task: str
+    version: str
+    checksum: str
+    splits: tuple[tuple[str, int], ...]
+    measures: tuple[tuple[str, str], ...]
+
+
+#: the task version of results written before ``task.version`` was recorded: every task
+#: was at its first version then
+FIRST_VERSION = "1"
+
+
 @dataclass
 class Row:
     """One scored configuration on one task."""
@@ -47,7 +70,8 @@ class Row:
     identity: dict  #: model name + params, reranker name + params, pool
     path: Path  #: the results file
     results: Results
-    problems: list[str] = field(default_factory=list)  #: non-fatal (e.g. run file missing)
+    problems: list[str] = field(default_factory=list)  #: non-fatal (e.g. run file damaged): warnings
+    notes: list[str] = field(default_factory=list)  #: e.g. results published without their run file
 
     @property
     def task(self) -> str:
@@ -95,22 +119,22 @@ class Row:
         return split_set(self.results)
 
     @property
-    def board(self) -> tuple[str, str, tuple[tuple[str, int], ...]]:
-        """What a row must share with the others of its table: task, data, split set."""
-        return (self.task, self.results.task.data_checksum, self.split_set)
+    def board(self) -> BoardKey:
+        """What a row must share with the others of its table (see :class:`BoardKey`)."""
+        task = self.results.task
+        return BoardKey(self.task, task.version or FIRST_VERSION, task.data_checksum, self.split_set,
+                        tuple(sorted((m.label, m.ir_measure) for m in self.results.measures)))
 
+    @property
+    def budget(self) -> str | None:
+        """The reduced budget this row ran (``preset=cpu-small``), None for the protocol's settings."""
+        if not hasattr(self, "_budget"):
+            self._budget = budget(self.results)
+        return self._budget
 
-def identity(results) -> dict:
-    """What makes a row (a :class:`Results`, or a results dict): model name and parameters,
-    reranker name and parameters, pool."""
-    results = as_results(results)
-    reranker = results.reranker
-    return {
-        "model": results.model.name,
-        "params": results.model.params,
-        "reranker": None if reranker is None else {"name": reranker.name, "params": reranker.params},
-        "pool": results.pool,
-    }
+    @property
+    def corpus_size(self) -> int | None:
+        return self.results.task.corpus_size
 
 
 def row_key(ident: dict) -> str:
@@ -325,50 +349,110 @@ def _splits_label(splits: tuple[tuple[str, int], ...], with_counts: bool) -> str
     return ",".join(name for name, _ in splits)
 
 
-def board_names(boards) -> dict[tuple, str]:
-    """A name per board (task, data checksum, split set). The board of a task with the most
-    rows (then the most splits) keeps the task's name; any other is named after what sets it
-    apart: ``TASK @ data CHECKSUM[:8]`` and/or ``TASK @ splits NAME,NAME``."""
-    counts: dict[tuple, int] = {}
+def corpus_unit(task: str) -> str:
+    """What the task calls its documents ("articles", "passages"): its declaration when
+    installed, else "documents"."""
+    from statbench.plugins import get_registry
+
+    entry = get_registry().tasks.get(task)
+    info = entry.cls.task_info() if entry is not None else None
+    return getattr(info, "corpus_unit", "") or "documents"
+
+
+def board_names(boards, corpus_sizes: dict | None = None) -> dict[BoardKey, str]:
+    """A name per board. The board of a task with the most rows (then the most splits)
+    keeps the task's name; any other is named in words after what sets it apart: its data
+    by corpus size (``TASK @ 1,842 passages``, or ``TASK @ other data`` when the size is
+    not recorded or the same), ``@ version V``, ``@ splits NAME,NAME``, ``@ other measure
+    definitions``. Checksums are shown in the board's details, never in its name."""
+    boards = [b if isinstance(b, BoardKey) else BoardKey(b[0], FIRST_VERSION, b[1], b[2], ()) for b in boards]
+    sizes = corpus_sizes or {}
+    counts: dict[BoardKey, int] = {}
     for board in boards:
         counts[board] = counts.get(board, 0) + 1
-    main: dict[str, tuple] = {}
-    for board in sorted(counts, key=lambda b: (b[0], -counts[b], -len(b[2]), b[1], b[2])):
-        main.setdefault(board[0], board)
-    names: dict[tuple, str] = {}
+    main: dict[str, BoardKey] = {}
+    for board in sorted(counts, key=lambda b: (b.task, -counts[b], -len(b.splits), b)):
+        main.setdefault(board.task, board)
+    names: dict[BoardKey, str] = {}
     used: set[str] = set()
-    for board in sorted(counts, key=lambda b: (b[0], b != main[b[0]], b[1], b[2])):
-        task, checksum, splits = board
-        _, main_checksum, main_splits = main[task]
-        name = task
-        if checksum != main_checksum:
-            name += f" @ data {checksum[:8]}"
-        if splits != main_splits:
-            same_names = _splits_label(splits, False) == _splits_label(main_splits, False)
-            name += f" @ splits {_splits_label(splits, same_names)}"
-        if name in used:  # two checksums alike in 8 digits: the whole checksum
-            name = name.replace(f"@ data {checksum[:8]}", f"@ data {checksum}")
+    for board in sorted(counts, key=lambda b: (b.task, b != main[b.task], b)):
+        first = main[board.task]
+        name = board.task
+        if board.version != first.version:
+            name += f" @ version {board.version}"
+        if board.checksum != first.checksum:
+            size = sizes.get(board)
+            same_size = [b for b in counts if b.task == board.task and b.checksum != board.checksum
+                         and sizes.get(b) == size]
+            if size is not None and not same_size:
+                name += f" @ {size:,} {corpus_unit(board.task)}"
+            else:
+                name += " @ other data"
+        if board.splits != first.splits:
+            same_names = _splits_label(board.splits, False) == _splits_label(first.splits, False)
+            name += f" @ splits {_splits_label(board.splits, same_names)}"
+        if board.measures != first.measures:
+            redefined = any(dict(first.measures).get(label, spelling) != spelling for label, spelling in board.measures)
+            name += " @ other measure definitions" if redefined else " @ other measures"
+        base, n = name, 2
         while name in used:
-            name += " (other)"
+            name = f"{base} ({n})"
+            n += 1
         used.add(name)
         names[board] = name
     return names
 
 
-def collect(root: Path) -> tuple[dict[str, list[Row]], list[str]]:
-    """Rows per board (sorted by identity) and the problems to report, one line each.
+def is_results_shaped(obj) -> bool:
+    """Whether a JSON value is meant as a results file (an object with a schema version,
+    or with a task and a model): anything else (a pool sidecar, a summary of several runs)
+    is not a result and is skipped quietly."""
+    return isinstance(obj, dict) and ("schema_version" in obj or ("task" in obj and "model" in obj))
 
-    A board is a task on one version of its data (``task.data_checksum``) and one set of
-    splits (``splits``: names and query counts): scores on other data or other queries are
-    not comparable, so they never share a table or a significance test (see
-    :func:`board_names` for the names)."""
+
+def _not_results(path: Path) -> bool:
+    """A file that failed the results schema but is no results file at all (see
+    :func:`is_results_shaped`); a file named ``results.json`` always counts as results."""
+    if path.name == "results.json":
+        return False
+    try:
+        return not is_results_shaped(json.loads(path.read_bytes()))
+    except (OSError, ValueError, RecursionError):
+        return False
+
+
+@dataclass
+class Collected:
+    """Rows per board and what the build has to say about the files it read."""
+
+    boards: dict[str, list[Row]]
+    problems: list[str]  #: broken results, each skipped (one line each): warnings
+    notes: list[str] = field(default_factory=list)  #: superseded results, non-results skipped
+    keys: dict[str, BoardKey] = field(default_factory=dict)  #: board name -> its key
+
+    def __iter__(self):  # ``boards, problems = collect(root)``
+        return iter((self.boards, self.problems))
+
+
+def collect(root: Path) -> Collected:
+    """Rows per board (sorted by identity), the problems to report (one line each) and the
+    notes (superseded results, files that are not results).
+
+    A board is one :class:`BoardKey`: scores on other data, other queries, another task
+    version or other measure definitions are not comparable, so they never share a table
+    or a significance test (see :func:`board_names` for the names)."""
     report: list[str] = []
+    notes: list[str] = []
+    not_results: list[Path] = []
     chosen: dict[tuple, Row] = {}
     for path in find_results(root):
         try:
             results = read_results(path)
         except DataFormatError as exc:
-            report.append(f"skipped {exc}")
+            if "does not match the results schema" in str(exc) and _not_results(path):
+                not_results.append(path)
+            else:
+                report.append(f"skipped {exc}")
             continue
         problems = check_results(results)
         if problems:
@@ -381,17 +465,25 @@ def collect(root: Path) -> tuple[dict[str, list[Row]], list[str]]:
             continue
         ident = identity(record)
         row = Row(key=row_key(ident), identity=ident, path=path, results=record)
-        slot = (*row.board, row.key)
+        slot = (row.board, row.key)
         previous = chosen.get(slot)
         if previous is None:
             chosen[slot] = row
             continue
         newer, older = (row, previous) if record.created > previous.results.created else (previous, row)
         chosen[slot] = newer
-        report.append(f"skipped {older.path}: superseded by {newer.path} (same configuration, newer)")
-    names = board_names([slot[:3] for slot in chosen])
+        notes.append(f"skipped {older.path}: superseded by {newer.path} (same configuration, newer)")
+    if not_results:
+        shown = ", ".join(str(p.relative_to(root)) for p in not_results[:3])
+        more = f" and {len(not_results) - 3} more" if len(not_results) > 3 else ""
+        notes.append(f"{len(not_results)} JSON file(s) that are not results skipped ({shown}{more})")
+    sizes: dict[BoardKey, int] = {}
+    for (board, _), row in chosen.items():
+        if row.corpus_size is not None:
+            sizes.setdefault(board, row.corpus_size)
+    names = board_names([board for board, _ in chosen], sizes)
     tasks: dict[str, list[Row]] = {}
-    for slot, row in sorted(chosen.items(), key=lambda item: (item[0][0], names[item[0][:3]] != item[0][0],
-                                                               names[item[0][:3]], item[1].sort_key)):
-        tasks.setdefault(names[slot[:3]], []).append(row)
-    return tasks, report
+    for (board, _), row in sorted(chosen.items(), key=lambda item: (item[0][0].task, names[item[0][0]] != item[0][0].task,
+                                                                    names[item[0][0]], item[1].sort_key)):
+        tasks.setdefault(names[board], []).append(row)
+    return Collected(tasks, report, notes, {name: board for board, name in names.items()})

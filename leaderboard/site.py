@@ -44,7 +44,8 @@ class BuildReport:
     pages: list[Path] = field(default_factory=list)  #: every HTML file written, the index first
     rows: int = 0
     boards: int = 0  #: task tables (a board of many rows spans several pages)
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  #: warnings: broken results, unlinked run files
+    notes: list[str] = field(default_factory=list)  #: superseded results, files that are not results
 
 
 def json_for_html(obj) -> str:
@@ -71,6 +72,11 @@ def _fmt(value) -> str:
     return "—" if value is None else f"{value:.4f}"
 
 
+def budget_values(budget: str) -> str:
+    """``preset=cpu-small`` -> ``cpu-small``: the badge shows the values, the details the keys."""
+    return ", ".join(part.split("=", 1)[-1] for part in re.split(r"[,;]\s*", budget) if part)
+
+
 def _environment():
     import jinja2
     import markupsafe
@@ -85,6 +91,7 @@ def _environment():
     )
     env.filters["fmt"] = _fmt
     env.filters["json_for_html"] = lambda obj: markupsafe.Markup(json_for_html(obj))
+    env.filters["budget_values"] = budget_values
     env.filters["signed"] = lambda v: "—" if v is None else f"{v:+.4f}"
     from statbench.significance import format_p
 
@@ -95,21 +102,43 @@ def _environment():
 # --- task view models -------------------------------------------------------------------
 
 
+def board_data(rows: list[Row]) -> dict:
+    """The data a board's rows were scored on: corpus size (as recorded; None for results
+    written before it was), queries over its splits, data checksum."""
+    sizes = [r.corpus_size for r in rows if r.corpus_size is not None]
+    return {"corpus_size": sizes[0] if sizes else None, "queries": sum(n for _, n in rows[0].split_set),
+            "checksum": rows[0].results.task.data_checksum}
+
+
+def _data_words(data: dict, unit: str) -> str:
+    size = data["corpus_size"]
+    corpus = f"{size:,} {unit}" if size is not None else "corpus size not recorded"
+    return f"{corpus}, {data['queries']:,} queries"
+
+
 def _task_info(name: str, rows: list[Row]) -> dict:
     """Title, measures and published figures: from the registered task when installed,
-    otherwise from the results themselves (then without published figures)."""
+    otherwise from the results themselves (then without published figures).
+
+    The measures are the board's own (every row of a board defines each label alike);
+    published figures are split into those measured on the board's data with the same
+    measure definitions (``published``: ranked with the runs) and the others
+    (``published_apart``: a block of their own, titled with both data, never ranked,
+    tested or drawn)."""
     from statbench.plugins import get_registry
 
     entry = get_registry().tasks.get(name)
     cls = entry.cls if entry else None
-    measures: list[dict] = []
-    if cls is not None and cls.measures:
-        measures = [{"label": m.label, "ir_measure": m.ir_measure} for m in cls.measures]
-    for row in rows:  # measures only some results report (e.g. an older task version) are kept too
-        for m in row.results.measures:
-            if m.label not in {x["label"] for x in measures}:
-                measures.append({"label": m.label, "ir_measure": m.ir_measure})
+    board_measures = {m.label: m.ir_measure for m in rows[0].results.measures}
+    task_measures = {m.label: m.ir_measure for m in cls.measures} if cls is not None and cls.measures else {}
+    measures = [{"label": label, "ir_measure": board_measures[label]} for label in task_measures if label in board_measures]
+    measures += [{"label": label, "ir_measure": spelling} for label, spelling in board_measures.items()
+                 if label not in task_measures]
+    redefined = sorted(label for label, spelling in board_measures.items()
+                       if label in task_measures and task_measures[label] != spelling)
     info = cls.task_info() if cls is not None else None
+    unit = getattr(info, "corpus_unit", "") or "documents"
+    data = board_data(rows)
     # the protocol whose splits the board holds (results written before protocols existed
     # recorded a description here, so the split names decide)
     split_names = [s.name for s in rows[0].results.splits]
@@ -117,14 +146,27 @@ def _task_info(name: str, rows: list[Row]) -> dict:
     described = info.protocol(protocol) if info is not None and protocol else None
     if described is not None and set(described.splits) != set(split_names):
         described = None
-    published = {}
+    published, apart = {}, {}
     if info is not None and described is not None:
         # a published figure belongs to the board of its protocol (the default one when it
         # names none); a board of a hand-picked set of splits shows none
         default = info.protocol()
-        published = {p.label: {"source": p.source, "family": p.family, "scores": dict(p.scores),
-                               **({"pool": p.pool} if p.pool else {})} for p in info.published
-                     if (p.protocol or (default.name if default else "")) == described.name}
+        for p in info.published:
+            if (p.protocol or (default.name if default else "")) != described.name:
+                continue
+            figure = {"source": p.source, "family": p.family, "scores": dict(p.scores),
+                      **({"pool": p.pool} if p.pool else {})}
+            same = p.same_data(corpus_size=data["corpus_size"], queries=data["queries"], checksum=data["checksum"])
+            if same and not any(label in redefined for label in p.scores):
+                published[p.label] = figure
+                continue
+            if not same:
+                reported = p.data.words(unit) if p.data is not None else "data not declared by the task"
+                title = f"Reported on {reported}; this board: {_data_words(data, unit)}"
+            else:
+                title = (f"Reported with the task's measure definitions; this board defines "
+                         f"{', '.join(redefined)} otherwise")
+            apart.setdefault(title, {})[p.label] = figure
     return {
         "cls": cls,
         "info": info,
@@ -134,7 +176,20 @@ def _task_info(name: str, rows: list[Row]) -> dict:
         "paper": info.paper if info is not None else "",
         "measures": measures,
         "published": published,
+        "published_apart": apart,
+        "data": data,
+        "unit": unit,
+        "protocol_name": described.name if described else "",
     }
+
+
+def board_words(task: str, info: dict) -> str:
+    """A board in words, from what identifies it: ``stard · 58,279 articles, 1,543 queries
+    · protocol 5-fold`` (checksums are in its details)."""
+    parts = [task, _data_words(info["data"], info["unit"])]
+    if info["protocol_name"]:
+        parts.append(f"protocol {info['protocol_name']}")
+    return " · ".join(parts)
 
 
 def _pick_baseline(rows: list[Row], baseline: str) -> Row | None:
@@ -220,6 +275,7 @@ def _row_view(row: Row, measures: list[dict], tested: str, comparison, is_baseli
         "pool": row.pool,
         "family": row.family,
         "trained": row.trained,
+        "budget": row.budget or "",
         "multi_split": len(splits) > 1,
         "cells": cells,
         "comparison": comparison,
@@ -236,6 +292,7 @@ def _row_view(row: Row, measures: list[dict], tested: str, comparison, is_baseli
             },
             "data_checksum": res.task.data_checksum,
             "command": res.command,
+            "reproduce": reproduce_command(res),
             "run_sha256": res.run_file.sha256,
             "run_href": run_href,
             "reproduction": reproduction,
@@ -246,8 +303,50 @@ def _row_view(row: Row, measures: list[dict], tested: str, comparison, is_baseli
             "total_seconds": res.timings.get("total"),
             "hardware": _hardware(res.environment or {}),
             "problems": list(row.problems),
+            "notes": list(row.notes),
         },
     }
+
+
+#: what a reproduce command puts in place of the recorded ``--data-dir``: an absolute path
+#: anyone can type, to be filled with the task's files (the board names the data checksum)
+DATA_DIR_PLACEHOLDER = "$HOME/statbench-data/{task}"
+
+
+def reproduce_command(res) -> str:
+    """The command a stranger types to reproduce a row: ``pip install DIST==VERSION`` for
+    every third-party plugin the run used (task, model, reranker; statbench's own come
+    with statbench), then the recorded command with ``--data-dir`` pointing at an explicit
+    absolute folder instead of the author's path."""
+    import shlex
+
+    installs = []
+    for record in (res.task, res.model, res.reranker):
+        plugin = getattr(record, "plugin", None) if record is not None else None
+        dist = plugin.distribution if plugin is not None else None
+        if dist and dist != "statbench" and plugin.version:
+            line = f"pip install {shlex.quote(f'{dist}=={plugin.version}')}"
+            if line not in installs:
+                installs.append(line)
+    try:
+        words = shlex.split(res.command)
+    except ValueError:  # not shell syntax: shown as recorded
+        return " && ".join(installs + [res.command])
+    placeholder = DATA_DIR_PLACEHOLDER.format(task=res.task.name)
+    out, skip = [], False
+    for word in words:
+        if skip:
+            out.append(placeholder)
+            skip = False
+        elif word == "--data-dir":
+            out.append(word)
+            skip = True
+        elif word.startswith("--data-dir="):
+            out.append(f"--data-dir={placeholder}")
+        else:
+            out.append(word)
+    command = " ".join(w if w.startswith(("--data-dir=$HOME", "$HOME/")) else shlex.quote(w) for w in out)
+    return " && ".join(installs + [command])
 
 
 def _plugin_text(plugin) -> str:
@@ -280,13 +379,15 @@ def _published_scores(label: str, scores: dict, measures: list[dict], problems: 
     return kept
 
 
-def _reference_views(published: dict, measures: list[dict], problems: list[str] | None = None) -> list[dict]:
+def _reference_views(published: dict, measures: list[dict], problems: list[str] | None = None,
+                     prefix: str = "ref-") -> list[dict]:
     views = []
     problems = [] if problems is None else problems
     for i, (label, ref) in enumerate(sorted(published.items())):
         scores = _published_scores(label, ref.get("scores", {}), measures, problems)
         views.append({
-            "key": f"ref-{i}",
+            "key": f"{prefix}{i}",
+            "label": label,
             "reference": True,
             "name": label,
             "source": ref.get("source", ""),
@@ -297,6 +398,11 @@ def _reference_views(published: dict, measures: list[dict], problems: list[str] 
                       for m in measures],
         })
     return views
+
+
+#: what :func:`run_source` says of a run file that is simply absent (results published
+#: without their run file: a note, not a warning)
+NOT_FOUND = "not found"
 
 
 def run_source(row: Row, results_root: Path) -> tuple[Path | None, str | None]:
@@ -316,7 +422,7 @@ def run_source(row: Row, results_root: Path) -> tuple[Path | None, str | None]:
     try:
         resolved = source.resolve(strict=True)
     except (OSError, RuntimeError):
-        return None, f"run file {source} not found {field}: not linked"
+        return None, f"run file {source} {NOT_FOUND} {field}: not linked"
     if not resolved.is_relative_to(root):
         return None, (f"run file {rel!r} leads outside the results folder {results_root} (to {resolved}) {field}: "
                       f"not copied")
@@ -330,7 +436,9 @@ def _copy_run(row: Row, dest_root: Path, task_slug: str, results_root: Path) -> 
     outside the results folder, missing, or no longer matches the checksum in the results."""
     source, problem = run_source(row, results_root)
     if source is None:
-        row.problems.append(problem)
+        absent = problem.startswith(f"run file {row.path.parent / row.results.run_file.path} {NOT_FOUND} ")
+        # results committed without their (large) run file: said once, not a warning per row
+        (row.notes if absent else row.problems).append(problem)
         return None
     if file_sha256(source) != row.results.run_file.sha256:
         row.problems.append(f"run file {row.path.parent / row.results.run_file.path} does not match the checksum "
@@ -430,6 +538,7 @@ def _row_data(v: dict, page_index: int) -> dict:
         "base": bool(v.get("is_baseline")),
         "source": v.get("source") or "",
         "trained": _trained_text(v["trained"]),
+        "budget": v.get("budget") or "",
         "cells": [[_fmt(c["mean"]), _fmt(c["std"]) if c["folds"] else None,
                    [_fmt(f["value"]) for f in c["folds"]] or None, c["marker"]] for c in v["cells"]],
         "p": format_p(comparison.p_holm) if comparison is not None else None,
@@ -456,6 +565,8 @@ def _task_page(name: str, rows: list[Row], baseline: str, measure: str | None, d
                                reproduction))
     problems: list[str] = []
     refs = _reference_views(info["published"], info["measures"], problems)
+    apart = [{"title": title, "rows": _reference_views(figures, info["measures"], problems, prefix=f"apart-{i}-")}
+             for i, (title, figures) in enumerate(sorted(info["published_apart"].items()))]
     labels = {v["key"]: _label(v) for v in views}
     for v in views + refs:
         v["label"] = labels.get(v["key"], v["name"])
@@ -499,7 +610,10 @@ def _task_page(name: str, rows: list[Row], baseline: str, measure: str | None, d
     return {
         "name": name,
         "slug": task_slug,
+        "words": board_words(rows[0].task, info),
         "info": info,
+        "published_apart": apart,
+        "has_budget": any(v["budget"] for v in views),
         "problems": problems,
         "data_checksum": rows[0].results.task.data_checksum,
         "splits": [{"name": n, "n": k} for n, k in rows[0].split_set],
@@ -560,13 +674,15 @@ def build_site(results_dir, out_dir, baseline: str = DEFAULT_BASELINE, measure: 
     if page_size < 1:
         raise StatbenchError(f"page size {page_size} is not a positive number of rows")
     results_dir, out_dir = Path(results_dir), Path(out_dir)
-    tasks, problems = collect(results_dir)
-    report = BuildReport(out_dir=out_dir, problems=problems)
+    collected = collect(results_dir)
+    tasks = collected.boards
+    report = BuildReport(out_dir=out_dir, problems=collected.problems, notes=list(collected.notes))
     env = _environment()
     tmp = _prepare_out(out_dir)
     try:
         pages = []
         used_slugs: set[str] = set()
+        without_run = 0
         for name, rows in tasks.items():
             task_slug = slug(name)
             while task_slug in used_slugs:  # only if two names slug alike, which the hash suffix makes unlikely
@@ -577,11 +693,14 @@ def build_site(results_dir, out_dir, baseline: str = DEFAULT_BASELINE, measure: 
             for view in page["rows"]:
                 for problem in (view.get("provenance") or {}).get("problems", []):
                     report.problems.append(f"{name}: {view['label']}: {problem}")
+                without_run += bool((view.get("provenance") or {}).get("notes"))
             if page["baseline"] is None:
-                report.problems.append(f"{name}: no results of baseline {baseline!r}: no significance tests")
+                report.notes.append(f"{name}: no results of baseline {baseline!r}: no significance tests")
             pages.append(page)
             report.rows += len(rows)
             report.boards += 1
+        if without_run:
+            report.notes.append(f"{without_run} result(s) without their run file (not linked; their figures are shown)")
         context = {"version": __version__, "tasks": pages}
         task_template = env.get_template("task.html")
         for page in pages:

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from statbench.cli import cli
 from statbench.errors import StatbenchError
-from statbench.leaderboard.collect import board_names, identity, is_bounded, parse_strict, row_key
+from statbench.leaderboard.collect import BoardKey, board_names, identity, is_bounded, parse_strict, row_key
 from statbench.leaderboard.sample import SAMPLE_MEASURES, make_results, reranker_record, write_result
 from statbench.leaderboard.site import _environment, _reference_views, build_site, json_for_html
 from statbench.significance import compare_to_baseline, query_set_difference
@@ -422,19 +422,31 @@ def test_runs_on_another_split_set_get_their_own_board(tmp_path):
 
 
 def test_board_names():
-    a, b = "0" * 64, "f" * 64
+    a, b, c = "0" * 64, "f" * 64, "e" * 64
     full, sub = (("R01", 6), ("R02", 6)), (("R02", 6),)
-    boards = [("t", a, full)] * 3 + [("t", a, sub)] * 2 + [("t", b, full), ("t", b, sub), ("u", b, sub)]
-    assert board_names(boards) == {
-        ("t", a, full): "t",
-        ("t", a, sub): "t @ splits R02",
-        ("t", b, full): "t @ data ffffffff",
-        ("t", b, sub): "t @ data ffffffff @ splits R02",
-        ("u", b, sub): "u",
+    m = (("R@5", "R@5"),)
+
+    def key(task, checksum, splits, version="1", measures=m):
+        return BoardKey(task, version, checksum, splits, measures)
+
+    boards = [key("t", a, full)] * 3 + [key("t", a, sub)] * 2 + [key("t", b, full), key("t", b, sub), key("u", b, sub),
+                                                                 key("t", c, full)]
+    # named in words from what differs, never by checksum: data by its corpus size when recorded
+    assert board_names(boards, {key("t", b, full): 1842, key("t", b, sub): 1842}) == {
+        key("t", a, full): "t",
+        key("t", a, sub): "t @ splits R02",
+        key("t", b, full): "t @ 1,842 documents",
+        key("t", b, sub): "t @ 1,842 documents @ splits R02",
+        key("t", c, full): "t @ other data",
+        key("u", b, sub): "u",
     }
     # same split names, other query counts: the counts tell them apart
-    assert board_names([("t", a, (("test", 100),))] * 2 + [("t", a, (("test", 90),))])[("t", a, (("test", 90),))] \
+    assert board_names([key("t", a, (("test", 100),))] * 2 + [key("t", a, (("test", 90),))])[key("t", a, (("test", 90),))] \
         == "t @ splits test (90)"
+    # another task version, a label that measures something else
+    named = board_names([key("t", a, full)] * 2 + [key("t", a, full, version="2"), key("t", a, full, measures=(("R@5", "P@5"),))])
+    assert named[key("t", a, full, version="2")] == "t @ version 2"
+    assert named[key("t", a, full, measures=(("R@5", "P@5"),))] == "t @ other measure definitions"
 
 
 # --- paired tests need the same queries -------------------------------------------------------------
@@ -544,12 +556,12 @@ def test_warnings_are_one_printable_line_each(tmp_path):
     write_result(root / "bm25", make_results(_scores(0.3)))
     evil = make_results(_scores(0.4), model="evil\nwarning: all fine\x1b[2J")
     write_result(root / "evil", evil)
-    (root / "evil" / "run.trec").unlink()
+    (root / "evil" / "run.trec").write_text("edited\n", encoding="utf-8")
     result = CliRunner().invoke(cli, ["leaderboard", "build", "--results", str(root), "--out", str(tmp_path / "site")])
     assert result.exit_code == 0, result.output
     assert result.stderr.splitlines() == [
-        f"warning: toy: evil\\nwarning: all fine\\x1b[2J: run file {root / 'evil' / 'run.trec'} not found "
-        f"(run_file.path of {root / 'evil' / 'results.json'}): not linked"
+        f"warning: toy: evil\\nwarning: all fine\\x1b[2J: run file {root / 'evil' / 'run.trec'} does not match the "
+        f"checksum in the results (run_file.sha256 of {root / 'evil' / 'results.json'}): not linked"
     ]
 
 

@@ -69,7 +69,7 @@ def run(*args):
 
 
 def test_plain_python_task_lists_protocols_and_sizes(yearly):
-    result = CliRunner().invoke(cli, ["list", "tasks"], env={"COLUMNS": "250"})
+    result = CliRunner().invoke(cli, ["list", "tasks", "-v"], env={"COLUMNS": "250"})
     assert result.exit_code == 0
     for text in ("per-year*: R01 (2), R02 (2), R03 (1)", "latest: R03 (1)", "MRR@10 (primary)", "pools bm25"):
         assert text in result.output, text

@@ -91,6 +91,7 @@
     body.setAttribute("data-family", row.family || "");
     body.setAttribute("data-trained", row.trained || "");
     body.setAttribute("data-ref", row.ref ? "1" : "0");
+    body.setAttribute("data-budget", row.budget || "");
     var tr = el("tr", "main");
     var model = el("td", "model");
     model.appendChild(el("span", "name", row.name));
@@ -106,6 +107,14 @@
         rr.appendChild(el("span", "name", row.rr[0]));
         if (row.rr[1]) { space(rr); rr.appendChild(el("span", "params", row.rr[1])); }
         model.appendChild(rr);
+      }
+      if (row.budget) {
+        space(model);
+        var badge = el("span", "badge budget", "budget: " + row.budget.split(/[,;]\s*/).map(function (part) {
+          return part.split("=").slice(1).join("=") || part;
+        }).join(", "));
+        badge.title = "reduced budget: " + row.budget;
+        model.appendChild(badge);
       }
       if (row.base) { space(model); model.appendChild(el("span", "badge base", "baseline")); }
     }
@@ -174,10 +183,13 @@
     var trained = (document.querySelector('input[name="trained"]:checked') || { value: "all" }).value;
     var published = document.querySelector('input[name="published"]');
     var showRefs = !published || published.checked;
+    var budgetBox = document.querySelector('input[name="budget"]');
+    var showBudget = !budgetBox || budgetBox.checked;
     return order.filter(function (key) {
       var row = data.rows[key];
       var visible = !(row.family in families) || families[row.family];
       if (row.ref) { return visible && showRefs; }
+      if (row.budget && !showBudget) { return false; }
       return visible && (trained === "all" || row.trained === trained);
     });
   }
