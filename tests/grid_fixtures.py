@@ -17,8 +17,16 @@ from fixture_data import STARD_CORPUS, STARD_QUERIES, write_jsonl
 DEV, TRAIN = ("2", "3", "4"), ("0", "1")
 
 #: ``rotate``: every query gets the corpus ids in sorted order, rotated left by ``offset``;
-#: ``fail`` makes its search raise (a cell that fails at run time)
+#: ``fail`` makes its search raise (a cell that fails at run time); ``delay`` seconds of
+#: sleep before searching (a cell slow enough to be interrupted); ``preset=small`` is a
+#: declared reduced budget. With ``SBGRID_GATE=DIR`` set, indexing writes
+#: ``DIR/OFFSET.indexed`` and then waits while ``DIR/OFFSET.hold`` exists (a test holds a
+#: cell after it loaded its data).
 ROTATE = """
+import os
+import time
+from pathlib import Path
+
 from statbench import hookimpl
 from statbench.api import Retriever
 from statbench.params import Param
@@ -27,12 +35,20 @@ from statbench.params import Param
 class Rotate(Retriever):
     name = "rotate"
     description = "sorted corpus ids rotated by offset (tests)"
-    default_params = {"offset": Param(0, min=0), "fail": False}
+    default_params = {"offset": Param(0, min=0), "fail": False, "delay": Param(0.0, min=0.0),
+                      "preset": Param("full", choices=("full", "small"), budget=("small",))}
 
     def index(self, corpus, ctx):
         self.ids = sorted(d.id for d in corpus)
+        gate = os.environ.get("SBGRID_GATE")
+        if gate:
+            offset = self.params["offset"]
+            Path(gate, f"{offset}.indexed").touch()
+            while Path(gate, f"{offset}.hold").exists():
+                time.sleep(0.05)
 
     def search(self, queries, k, ctx):
+        time.sleep(self.params["delay"])
         if self.params["fail"]:
             raise RuntimeError("rotate was asked to fail")
         n = len(self.ids)

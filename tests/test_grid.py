@@ -227,7 +227,7 @@ def test_check_prints_ok_and_fail_rows_against_hand_made_expectations(world, tmp
     """)
     result = grid(path, "--output", tmp_path / "out", "--check", env=env)
     assert result.returncode == 2
-    status = {line.split("│")[1].strip(): line.split("│")[-2].strip() for line in result.stdout.splitlines()
+    status = {line.split("│")[1].strip(): line.split("│")[9].strip() for line in result.stdout.splitlines()
               if line.startswith("│") and line.split("│")[1].strip() in ("right", "wrong", "wide")}
     assert status == {"right": "OK", "wrong": "FAIL", "wide": "OK"}
     assert result.stderr.strip().splitlines()[-1] == "Error: --check: 1 of 3 expected figures FAIL (first: wrong MRR@3)"

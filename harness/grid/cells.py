@@ -8,14 +8,17 @@ in the file stops the grid before it starts."""
 from __future__ import annotations
 
 import itertools
+import re
 import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import StatbenchError, UnknownNameError
+from ..outputs import config_folder_name
 from ..runner import equivalent_command, request_from_cli
-from .spec import GridSpec, ModelEntry, Resources, TaskEntry
+from .spec import GridSpec, GridSpecError, ModelEntry, Resources, TaskEntry
 
 #: roles: an ordinary cell, a cell of a tuning search, the tuned cell evaluated on test
 PLAIN, SEARCH, TUNED = "run", "search", "tuned"
@@ -68,20 +71,13 @@ def _combinations(model: ModelEntry) -> list[tuple[dict, dict, dict]]:
     return points
 
 
-def _folder_name(label: str, where: str | None, axes: dict) -> str:
-    name = label + (f"@{where}" if where else "")
-    if axes:
-        name += "," + ",".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in axes.items())
-    return "".join(c if c.isalnum() or c in "._+-=,@" else "_" for c in name)
-
-
 def make_cell(root: Path, task: TaskEntry, model: ModelEntry, params: dict, rparams: dict, axes: dict,
               role: str = PLAIN, protocol: str | None = None, splits: tuple[str, ...] | None = None) -> Cell:
     """One cell; its request is checked now (names, parameter types and ranges)."""
     protocol = task.protocol if protocol is None and splits is None else protocol
     splits = task.splits if splits is None and protocol is None else (splits or ())
     where = protocol or (",".join(splits) if splits else None)
-    folder = root / task.name.replace(":", "_").replace("/", "_") / _folder_name(model.label, where, axes)
+    folder = root / task.name.replace(":", "_").replace("/", "_") / config_folder_name(model.label, where, axes)
     data_dir = task.data_dir.resolve() if task.data_dir is not None else None
     request = request_from_cli(
         task=task.name, model=model.model, params=_as_param_strings(params), reranker=model.reranker,
@@ -105,26 +101,66 @@ def tuning_split(task_name: str, on: str) -> tuple[str | None, tuple[str, ...] |
     return None, (on,)
 
 
+def _check_protocols(spec: GridSpec) -> None:
+    """Each task's ``protocol`` is one the task declares (``statbench run`` would only find
+    out when the cell runs)."""
+    from ..plugins import get_registry
+
+    for j, task in enumerate(spec.tasks):
+        if task.protocol is None:
+            continue
+        try:
+            declared = [p.name for p in get_registry().get("tasks", task.name).cls.task_info().protocols]
+        except StatbenchError as exc:
+            raise spec.error(str(exc), "tasks", j, "name") from None
+        if task.protocol not in declared:
+            raise spec.error(f"unknown protocol {task.protocol!r} of task {task.name}; valid choices: "
+                             f"{', '.join(declared) or '(none declared)'}", "tasks", j, "protocol")
+
+
+def _located(spec: GridSpec, i: int, j: int, exc: StatbenchError) -> GridSpecError:
+    """``exc`` (raised building a cell of models/i on tasks/j) with the file, key and line."""
+    model, message = spec.models[i], str(exc)
+    if isinstance(exc, UnknownNameError) and exc.kind.startswith("task"):
+        return spec.error(message, "tasks", j, "name")
+    if isinstance(exc, UnknownNameError) and exc.kind.startswith("reranker"):
+        return spec.error(message, "models", i, "reranker")
+    if isinstance(exc, UnknownNameError) and not exc.kind.startswith("parameter"):
+        return spec.error(message, "models", i, "model" if model.model else "pool")
+    named = re.search(r"parameter '?([\w.-]+?)'?[=\s]", message)
+    name = exc.name if isinstance(exc, UnknownNameError) else named.group(1) if named else None
+    for field in ("reranker_params", "params") if model.reranker else ("params",):
+        if name in getattr(model, field):
+            return spec.error(message, "models", i, field, name)
+    return spec.error(message, "models", i)
+
+
 def expand(spec: GridSpec, root: Path | None = None) -> list[Cell]:
     """Every cell the grid runs before tuning picks anything: plain cells, and the search
-    cells of every tuned model (its tuned cells follow from their results: ``tuning.py``)."""
+    cells of every tuned model (its tuned cells follow from their results: ``tuning.py``).
+    Any cell that cannot be built (an unknown name, a bad value inside a sweep) stops the
+    grid here, with the file, key and line, before any cell starts."""
     root = Path(root or spec.output)
+    _check_protocols(spec)
     cells: list[Cell] = []
-    for model in spec.models:
-        for task in spec.tasks:
+    for i, model in enumerate(spec.models):
+        for j, task in enumerate(spec.tasks):
             if model.tasks and task.name not in model.tasks:
                 continue
             for params, rparams, axes in _combinations(model):
-                if model.tune is None:
-                    cells.append(make_cell(root, task, model, params, rparams, axes))
-                else:
-                    protocol, splits = tuning_split(task.name, model.tune.on)
-                    cells.append(make_cell(root, task, model, params, rparams, axes, SEARCH, protocol, splits))
+                try:
+                    if model.tune is None:
+                        cells.append(make_cell(root, task, model, params, rparams, axes))
+                    else:
+                        protocol, splits = tuning_split(task.name, model.tune.on)
+                        cells.append(make_cell(root, task, model, params, rparams, axes, SEARCH, protocol, splits))
+                except GridSpecError:
+                    raise
+                except StatbenchError as exc:
+                    raise _located(spec, i, j, exc) from None
     seen: dict[str, Cell] = {}
     for cell in cells:
         if cell.id in seen:
-            from ..errors import StatbenchError
-
             raise StatbenchError(f"{spec.path}: two cells would write {cell.output} ({cell.id}); give the models "
                                  "distinct labels")
         seen[cell.id] = cell

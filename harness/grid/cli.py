@@ -42,7 +42,9 @@ def _shortcut_spec(tasks, models, data_dir, protocol, output):
               help="Where cells run (slurm-local: submitit's local executor, for trying a Slurm setup).")
 @click.option("--workers", type=click.IntRange(min=1),
               help="Local worker slots, or the CPUs of a Ray cluster started here [default: the machine's cores].")
-@click.option("--ray-address", help="A running Ray cluster ('auto', 'ray://HOST:10001'); default: start one here.")
+@click.option("--ray-address", help="A running Ray cluster: HOST:PORT of its head (`ray start --head --port PORT`), "
+              "'auto' (the one started on this machine) or ray://HOST:10001 [default: $RAY_ADDRESS, else start one "
+              "here].")
 @click.option("--slurm-partition", help="Slurm partition [default: the file's slurm.partition].")
 @click.option("--slurm-array-parallelism", type=click.IntRange(min=1),
               help="At most this many cells of an array run at once [default: the file's slurm.array_parallelism].")
@@ -62,7 +64,7 @@ def grid(experiment, tasks, models, data_dir, protocol, output, executor, worker
     from ..errors import StatbenchError
     from .board import Board
     from .cells import expand
-    from .check import print_check
+    from .check import print_check, print_expected
     from .experiment import GridRunner, build_leaderboard, print_summary, write_summary
     from .executors import make_executor
     from .spec import read_grid
@@ -85,11 +87,11 @@ def grid(experiment, tasks, models, data_dir, protocol, output, executor, worker
     board = Board(console, [c.id for c in cells], show_live)
     runner = GridRunner(spec, runner_executor, root=root, retry=retry, cache=cache, board=board)
     if dry_run:
-        from .done import is_done
-
         for cell in cells:
-            state = "done" if is_done(root, cell, runner.fingerprint(cell)) else "to run"
+            state = "done" if runner.is_done(cell) else "to run"
             console.print(f"{state:7} {cell.id}\n        {cell.command}", markup=False, highlight=False, soft_wrap=True)
+        if check:
+            print_expected(console, spec.expected)
         return
     with board.showing():
         report = runner.run(cells)
@@ -109,10 +111,15 @@ def grid(experiment, tasks, models, data_dir, protocol, output, executor, worker
         first = report.failed[0]
         raise StatbenchError(f"{len(report.failed)} of {len(report.statuses)} cells failed (first: {first.cell.id}: "
                              f"{first.error}); see {summary} and {root / 'logs'}")
-    failing = [r for r in report.check if r.status != "OK"]
+    failing = [r for r in report.check if r.counts]
+    other = [r for r in report.check if r.status == "FAIL" and not r.counts]
+    if other:
+        console.print(f"--check: {len(other)} FAIL on other data than the paper's (not counted: not a "
+                      "comparison)", markup=False, highlight=False, soft_wrap=True)
     if failing:
+        first = failing[0]
         raise StatbenchError(f"--check: {len(failing)} of {len(report.check)} expected figures FAIL (first: "
-                             f"{failing[0].row} {failing[0].measure})")
+                             f"{first.row} {first.measure}" + (f": {first.reason}" if first.reason else "") + ")")
 
 
 @hookimpl

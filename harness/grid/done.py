@@ -1,19 +1,20 @@
 """Whether a cell is already done for the same configuration and data, without running it.
 
 A cell's output folder belongs to ``statbench run`` (an output set replaced as a unit), so
-the grid keeps its own record beside it: ``ROOT/.grid/done/CELL.json`` holds the cell's
-command, the sha256 of the results.json it produced and a fingerprint of the task's data
-folder (every file's relative path, size and sha256: content, not modification times, so
-a file rewritten with the same size and mtime still counts as changed; each folder is
-hashed once per grid invocation). A cell is done when all
-of these hold:
+the grid keeps its own record beside it: ``ROOT/.grid/done/CELL.json``, written the moment
+the cell finishes (not when the rest of its batch does), holds the cell's command and the
+sha256 of the results.json it produced. A cell is done when all of these hold:
 
 - its results.json reads strictly (schema, finite numbers) and its sha256 is the recorded one;
 - the results record the cell's exact command (task, model, parameters, protocol, data
   folder, output: everything that defines the cell);
 - the model, reranker and task versions and the statbench version in the results are the
   installed ones (a new version may compute something else);
-- the data folder's fingerprint is unchanged.
+- the data checksum **the results themselves record** is the checksum of the task's data
+  as it is now: the load summary the runs cache for exactly these file contents (every
+  data file's sha256, :mod:`statbench.loadcache`), else a load of the task here. A cell
+  computed on other data (even data that changed while it was queued and changed back
+  since) is therefore never taken for done.
 
 Anything else (no record, a changed file, an unreadable results.json) means the cell runs
 again; the run's own cache then decides what work is really needed.
@@ -21,7 +22,9 @@ again; the run's own cache then decides what work is really needed.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 from pathlib import Path
 
@@ -34,43 +37,56 @@ def record_path(root: Path, cell: Cell) -> Path:
     return Path(root) / ".grid" / "done" / f"{cell.slug}.json"
 
 
-def data_fingerprint(cell: Cell) -> list | None:
-    """[relative path, size, sha256] of every file in the task's data folder (None when
-    the task has no folder to look at: such a cell is never skipped)."""
+@contextlib.contextmanager
+def _cache_of_cells(cache: Path | None):
+    """``STATBENCH_CACHE`` set to the cache the cells use, while the grid reads it."""
+    if cache is None:
+        yield
+        return
+    before = os.environ.get("STATBENCH_CACHE")
+    os.environ["STATBENCH_CACHE"] = str(Path(cache).resolve())
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("STATBENCH_CACHE", None)
+        else:
+            os.environ["STATBENCH_CACHE"] = before
+
+
+def current_data_checksum(cell: Cell, cache: Path | None = None) -> str | None:
+    """The checksum a run of ``cell`` would record for the task's data as it is now (None
+    when it cannot be known without a run: such a cell is never skipped)."""
+    from ..loadcache import read_summary, summary_entry
     from ..plugins import get_registry
 
-    task_cls = get_registry().get("tasks", cell.task).cls
+    quiet = logging.getLogger("statbench.grid.done")
+    quiet.propagate, quiet.disabled = False, True
     try:
-        folder = task_cls().data_folder(cell.data_dir)
-    except Exception:  # noqa: BLE001 - a task that cannot say: never skip
+        entry = get_registry().get("tasks", cell.task)
+        task = entry.cls()
+        with _cache_of_cells(cache):
+            at = summary_entry(task, entry, cell.data_dir, quiet)
+            summary = read_summary(at) if at is not None else None
+            if summary is not None:
+                return summary.checksum
+            folder = task.data_folder(cell.data_dir)
+            if folder is None or not Path(folder).is_dir():
+                return None  # nothing here to load without fetching it: the run will
+            return task.load(cell.data_dir, quiet).checksum
+    except Exception:  # noqa: BLE001 - data that cannot be read now: the run says why
         return None
-    if folder is None or not Path(folder).is_dir():
-        return None
-    rows = []
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames.sort()
-        for name in sorted(filenames):
-            path = Path(dirpath) / name
-            try:
-                info = path.stat()
-            except OSError:
-                continue
-            try:
-                digest = file_sha256(path)
-            except OSError:
-                return None  # unreadable now: never skip on a fingerprint we could not take
-            rows.append([str(path.relative_to(folder)), info.st_size, digest])
-    return rows
 
 
-def _versions_current(results) -> bool:
+def _versions_current(cell: Cell, results) -> bool:
     from .. import __version__
     from ..plugins import get_registry
 
     registry = get_registry()
     if results.statbench_version != __version__:
         return False
-    if (results.task.version or "1") != registry.get("tasks", results.task.name).cls.task_info().version:
+    # the grid's own name for the task: a ``beir:PATH`` task records a derived name
+    if (results.task.version or "1") != registry.get("tasks", cell.task).cls.task_info().version:
         return False
     for record, kind in ((results.model, "retrievers"), (results.reranker, "rerankers")):
         if record is None or record.family == "pool":
@@ -84,12 +100,13 @@ def _versions_current(results) -> bool:
     return True
 
 
-def is_done(root: Path, cell: Cell, fingerprint: list | None = None) -> bool:
-    """True when ``cell``'s outputs are those of its exact configuration on unchanged data."""
+def is_done(root: Path, cell: Cell, data_checksum: str | None) -> bool:
+    """True when ``cell``'s outputs are those of its exact configuration, computed on the
+    data whose checksum is ``data_checksum`` (:func:`current_data_checksum`)."""
     from ..results import Results
 
     record_file, results_file = record_path(root, cell), cell.output / "results.json"
-    if not record_file.is_file() or not results_file.is_file():
+    if data_checksum is None or not record_file.is_file() or not results_file.is_file():
         return False
     try:
         record = json.loads(record_file.read_text("utf-8"))
@@ -98,15 +115,13 @@ def is_done(root: Path, cell: Cell, fingerprint: list | None = None) -> bool:
         results = Results.read(results_file)
     except Exception:  # noqa: BLE001 - anything unreadable: not done
         return False
-    if results.command != cell.command or not _versions_current(results):
-        return False
-    fingerprint = data_fingerprint(cell) if fingerprint is None else fingerprint
-    return fingerprint is not None and record.get("data") == fingerprint
+    return (results.command == cell.command and results.task.data_checksum == data_checksum
+            and _versions_current(cell, results))
 
 
-def mark_done(root: Path, cell: Cell, fingerprint: list | None) -> None:
-    """Record a cell whose run succeeded (its results.json must be there)."""
+def mark_done(root: Path, cell: Cell, results) -> None:
+    """Record a cell whose run succeeded, as soon as it finished (its results.json is there)."""
     write_json(record_path(root, cell), {
-        "cell": cell.id, "command": cell.command,
-        "results_sha256": file_sha256(cell.output / "results.json"), "data": fingerprint,
+        "cell": cell.id, "command": cell.command, "results_sha256": file_sha256(cell.output / "results.json"),
+        "data_checksum": results.task.data_checksum,
     })

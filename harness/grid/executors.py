@@ -85,16 +85,82 @@ class LocalExecutor:
             return list(pool.map(lambda item: one(*item), work))
 
 
+#: seconds to wait for a TCP connection to a cluster's address before giving up on it
+PROBE_SECONDS = 3.0
+
+
+def ray_address(given: str | None) -> str | None:
+    """The cluster to join: ``--ray-address``, else Ray's own ``RAY_ADDRESS`` (what
+    ``ray job submit`` sets), else None (start a local cluster)."""
+    return given or os.environ.get("RAY_ADDRESS") or None
+
+
+def probe_address(address: str, seconds: float = PROBE_SECONDS) -> None:
+    """Refuse, in one line and within ``seconds``, an address nothing listens on
+    (``HOST:PORT`` of a head's GCS, or ``ray://HOST:PORT``); ``auto`` is left to Ray,
+    which finds the cluster started on this machine."""
+    import socket
+
+    if address == "auto" or address.startswith("local"):
+        return
+    hostport = address.split("://", 1)[-1].rstrip("/")
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit():
+        raise StatbenchError(f"--ray-address {address!r}: give HOST:PORT (the head's GCS port, 6379 unless "
+                             "`ray start --head --port` said otherwise), ray://HOST:10001 or auto")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=seconds):
+            pass
+    except OSError as exc:
+        raise StatbenchError(f"no Ray cluster answers at {address} ({exc.strerror or exc}): start one with "
+                             "`ray start --head --port PORT`, or check the address") from None
+
+
+def _token_auth_as_ray_start_does() -> None:
+    """Use the local Ray token (``~/.ray/auth_token``, ``RAY_AUTH_TOKEN[_PATH]``) when
+    ``RAY_AUTH_MODE`` is unset, as ``ray start --head`` and ``ray.init("auto")`` do: Ray
+    does not for an explicit address, so a cluster that ``ray start`` put in token mode
+    refused ``--ray-address HOST:PORT`` and ``RAY_ADDRESS`` ("Authentication token is
+    missing"). A token sent to a cluster without token authentication is ignored."""
+    try:
+        from ray._private.authentication.authentication_token_setup import (
+            maybe_enable_token_auth_if_token_available,
+        )
+    except ImportError:  # a Ray without token authentication
+        return
+    maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+
+
 class RayExecutor:
     """Each cell a Ray task declaring its CPUs, GPUs and memory. A task whose worker dies
     (killed, out of memory, node lost) is retried by Ray on another worker up to
     ``max_retries`` times; cells resume from the statbench cache, which must be on storage
-    every node sees (as must the output root)."""
+    every node sees (as must the output root).
+
+    With an address (``--ray-address``, or ``RAY_ADDRESS``) the grid joins that cluster
+    and asks it for nothing but tasks (Ray refuses ``num_cpus`` when joining: the cluster's
+    nodes declare their own); without one it starts a local cluster of ``num_cpus`` CPUs
+    and stops it at the end."""
 
     name = "ray"
 
     def __init__(self, address: str | None = None, num_cpus: int | None = None, max_retries: int = 3):
-        self.address, self.num_cpus, self.max_retries = address, num_cpus, max_retries
+        self.address, self.num_cpus, self.max_retries = ray_address(address), num_cpus, max_retries
+        if self.address and num_cpus is not None:
+            raise StatbenchError(f"--workers sets the CPUs of a Ray cluster started here; the cluster at "
+                                 f"{self.address} has its own (leave --workers out)")
+
+    def _init(self, ray) -> None:
+        options = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
+        if not self.address:
+            ray.init(num_cpus=self.num_cpus or os.cpu_count(), **options)
+            return
+        probe_address(self.address)
+        _token_auth_as_ray_start_does()
+        try:
+            ray.init(address=self.address, **options)
+        except Exception as exc:  # noqa: BLE001 - Ray's own reasons (auth token, version) in one line
+            raise StatbenchError(f"cannot join the Ray cluster at {self.address}: {one_line(exc)}") from None
 
     def run(self, work: Work, events: Events) -> list[CellOutcome]:
         try:
@@ -103,8 +169,7 @@ class RayExecutor:
             raise StatbenchError("--executor ray needs Ray: pip install 'statbench[ray]'") from None
         started_here = not ray.is_initialized()
         if started_here:
-            options = {"address": self.address} if self.address else {"num_cpus": self.num_cpus or os.cpu_count()}
-            ray.init(**options, include_dashboard=False, log_to_driver=False, configure_logging=False)
+            self._init(ray)
         try:
             remote = ray.remote(run_cell)
             pending = {}

@@ -3,7 +3,8 @@ failed ones), then the tuned cells, then the summary, the leaderboard and the ch
 
 A failed cell never stops the others; the grid reports it in the summary and the command
 ends with exit code 2. A cell counts as done only when its run exited 0 and left a
-results.json recording the cell's exact command."""
+results.json recording the cell's exact command; it is recorded done the moment it
+finishes (an interrupted grid resumes with exactly the cells that had not finished)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import datetime as _dt
 import os
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +22,7 @@ from ..errors import StatbenchError
 from .cellrun import THREAD_VARIABLES, CellJob, CellOutcome
 from .cells import Cell
 from .check import CheckRow, check_rows
-from .done import data_fingerprint, is_done, mark_done
+from .done import current_data_checksum, is_done, mark_done
 from .spec import GridSpec
 from .tuning import measure_of, pick, searches, tuned_cell, write_record
 
@@ -79,54 +81,75 @@ class GridRunner:
         self.root = Path(root or spec.output).resolve()
         self.board = board
         self.report = GridReport(self.root)
-        self._fingerprints: dict[tuple, list | None] = {}
+        self._checksums: dict[tuple, str | None] = {}
+        self._running: dict[str, Cell] = {}
+        self._finished: set[str] = set()
+        self._lock = threading.Lock()
 
     def _event(self, cell_id, state, outcome=None):
+        if outcome is not None and state in ("done", "failed") and cell_id in self._running:
+            self._finish(self._running[cell_id], outcome)
         if self.board is not None:
             self.board.event(cell_id, state, outcome)
 
-    def fingerprint(self, cell: Cell):
+    def data_checksum(self, cell: Cell) -> str | None:
+        """The checksum of the cell's task data as it is now (taken once per invocation)."""
         key = (cell.task, cell.data_dir)
-        if key not in self._fingerprints:
-            self._fingerprints[key] = data_fingerprint(cell)
-        return self._fingerprints[key]
+        if key not in self._checksums:
+            self._checksums[key] = current_data_checksum(cell, self.cache)
+        return self._checksums[key]
+
+    def is_done(self, cell: Cell) -> bool:
+        return is_done(self.root, cell, self.data_checksum(cell))
+
+    def _finish(self, cell: Cell, outcome: CellOutcome) -> None:
+        """Record one finished attempt of ``cell`` (from the executor's event, as it happens)."""
+        with self._lock:
+            if cell.id in self._finished:
+                return
+            self._finished.add(cell.id)
+            status = self.report.statuses[cell.id]
+            status.attempts += 1
+            status.seconds += outcome.seconds
+            results = _results_of(cell) if outcome.returncode == 0 else None
+            before = self.data_checksum(cell)
+            if results is not None and before is not None and results.task.data_checksum != before:
+                # one grid's cells must be on one data: this one read the data while it changed
+                status.status = "failed"
+                status.error = (f"the task's data changed while the grid ran (the cell's results record data "
+                                f"sha256 {results.task.data_checksum[:16]}, the grid started on {before[:16]}); "
+                                "run the grid again")
+            elif results is not None:
+                mark_done(self.root, cell, results)
+                status.status, status.results, status.error = "done", results, ""
+            else:
+                status.status = "failed"
+                status.error = outcome.error or ("exited 0 but left no results.json recording its command"
+                                                 if outcome.returncode == 0 else f"exit code {outcome.returncode}")
 
     def run_cells(self, cells: list[Cell]) -> None:
         """Skip the done cells; run the others, retrying failures ``retry`` times."""
         todo = []
         for cell in cells:
             status = self.report.statuses.setdefault(cell.id, CellStatus(cell))
-            if not self.force and is_done(self.root, cell, self.fingerprint(cell)):
+            if not self.force and self.is_done(cell):
                 status.status, status.results = "skipped", _results_of(cell)
                 self._event(cell.id, "skipped")
             else:
                 todo.append(cell)
-        fingerprints = {cell.id: self.fingerprint(cell) for cell in todo}  # the data as it was before the run
         for _attempt in range(self.retry + 1):
             if not todo:
                 break
-            by_id = {cell.id: cell for cell in todo}
             work = [(CellJob(cell.id, tuple(cell.argv), str(self.root / "logs" / f"{cell.slug}.log"), os.getcwd(),
                              _env(cell, self.cache)), cell.resources) for cell in todo]
+            with self._lock:
+                self._running, self._finished = {cell.id: cell for cell in todo}, set()
             for cell in todo:
                 self._event(cell.id, "queued")
             outcomes: list[CellOutcome] = self.executor.run(work, self._event)
-            failed = []
-            for outcome in outcomes:
-                cell = by_id[outcome.cell_id]
-                status = self.report.statuses[cell.id]
-                status.attempts += 1
-                status.seconds += outcome.seconds
-                results = _results_of(cell) if outcome.returncode == 0 else None
-                if results is not None:
-                    mark_done(self.root, cell, fingerprints[cell.id])
-                    status.status, status.results, status.error = "done", results, ""
-                else:
-                    status.status = "failed"
-                    status.error = outcome.error or ("exited 0 but left no results.json recording its command"
-                                                     if outcome.returncode == 0 else f"exit code {outcome.returncode}")
-                    failed.append(cell)
-            todo = failed
+            for outcome in outcomes:  # an executor that did not report a cell as it finished
+                self._finish(self._running[outcome.cell_id], outcome)
+            todo = [cell for cell in todo if self.report.statuses[cell.id].status != "done"]
 
     def run(self, cells: list[Cell]) -> GridReport:
         started = time.perf_counter()
@@ -163,13 +186,15 @@ class GridRunner:
         return self.report.check
 
 
-def primary(results) -> tuple[str, float | None]:
+def primary(results, task: str | None = None) -> tuple[str, float | None]:
+    """The task's primary measure and its mean in ``results``; ``task`` is the grid's own
+    name for it (a ``beir:PATH`` task records a derived name in its results)."""
     if results is None:
         return "", None
     from ..plugins import get_registry
 
     try:
-        label = get_registry().get("tasks", results.task.name).cls.task_info().primary
+        label = get_registry().get("tasks", task or results.task.name).cls.task_info().primary
     except Exception:  # noqa: BLE001
         label = next(iter(results.aggregate), "")
     value = results.aggregate.get(label)
@@ -179,7 +204,7 @@ def primary(results) -> tuple[str, float | None]:
 def write_summary(report: GridReport, spec: GridSpec, executor_name: str) -> Path:
     cells = []
     for cid, s in report.statuses.items():
-        label, value = primary(s.results)
+        label, value = primary(s.results, s.cell.task)
         cells.append({
             "cell": cid, "task": s.cell.task, "label": s.cell.label, "role": s.cell.role, "params": s.cell.axes,
             "status": s.status, "attempts": s.attempts, "seconds": round(s.seconds, 3),
@@ -210,7 +235,7 @@ def print_summary(console, report: GridReport) -> None:
         table.add_column(column, justify="right" if column in ("primary", "time") else "left")
     style = {"done": "green", "skipped": "blue", "failed": "red", "not-run": "red"}
     for cid, s in report.statuses.items():
-        label, value = primary(s.results)
+        label, value = primary(s.results, s.cell.task)
         shown = "" if value is None else f"{label} {value:.4f}"
         status = f"[{style.get(s.status, '')}]{s.status}[/]" + (f" {escape(s.error)}" if s.error else "")
         table.add_row(escape(cid), status, shown, f"{s.seconds:.1f} s" if s.attempts else "")
@@ -222,29 +247,35 @@ def build_leaderboard(report: GridReport, out: Path, experiment: Path | None = N
     out). The leaderboard reads every JSON file under its input, so it is given a folder of
     the cells' output files only (hard links, copies across file systems), not the grid
     root with its summary and tuning records; beside each cell's files goes a copy of the
-    ``experiment`` file, which the site links the cell's row to. A failure is one line."""
+    ``experiment`` file, which the site links the cell's row to. The folder is this
+    invocation's own (``ROOT/.grid/leaderboard-input.XXXX``, removed afterwards), so two
+    grids building on one root never meet in it. A failure is one line."""
     import shutil
+    import tempfile
 
     from statbench.leaderboard.reproduction import link_name
 
     from .cells import SEARCH
 
-    board_input = report.root / ".grid" / "leaderboard-input"
-    shutil.rmtree(board_input, ignore_errors=True)
-    for status in report.statuses.values():
-        cell = status.cell
-        if status.results is None or cell.role == SEARCH:
-            continue
-        target = board_input / cell.output.relative_to(report.root)
-        target.mkdir(parents=True, exist_ok=True)
-        for source in cell.output.iterdir():
-            try:
-                os.link(source, target / source.name)
-            except OSError:
-                shutil.copy2(source, target / source.name)
-        if experiment is not None:
-            shutil.copyfile(experiment, target / link_name(experiment))
-    code = subprocess.call([sys.executable, "-m", "statbench.cli", "leaderboard", "build", "--results",
-                            str(board_input), "--out", str(out)])
+    (report.root / ".grid").mkdir(parents=True, exist_ok=True)
+    board_input = Path(tempfile.mkdtemp(prefix="leaderboard-input.", dir=report.root / ".grid"))
+    try:
+        for status in report.statuses.values():
+            cell = status.cell
+            if status.results is None or cell.role == SEARCH:
+                continue
+            target = board_input / cell.output.relative_to(report.root)
+            target.mkdir(parents=True, exist_ok=True)
+            for source in cell.output.iterdir():
+                try:
+                    os.link(source, target / source.name)
+                except OSError:
+                    shutil.copy2(source, target / source.name)
+            if experiment is not None:
+                shutil.copyfile(experiment, target / link_name(experiment))
+        code = subprocess.call([sys.executable, "-m", "statbench.cli", "leaderboard", "build", "--results",
+                                str(board_input), "--out", str(out)])
+    finally:
+        shutil.rmtree(board_input, ignore_errors=True)
     if code != 0:
-        raise StatbenchError(f"leaderboard build --results {board_input} --out {out} failed (exit code {code})")
+        raise StatbenchError(f"leaderboard build --out {out} over the grid's {report.root} failed (exit code {code})")

@@ -7,6 +7,7 @@ YAML parsers usually accept silently (the last one wins), are refused."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -67,6 +68,10 @@ class ModelEntry:
     tune: Tune | None = None
 
 
+#: kinds of expected rows: a paper's figure, or statbench's own earlier figure (a regression check)
+PAPER, REGRESSION = "paper", "regression"
+
+
 @dataclass(frozen=True)
 class Expected:
     """One row of a paper table: the figures a cell must reproduce, within ``tolerance``."""
@@ -78,6 +83,9 @@ class Expected:
     tolerance: float
     source: str = ""
     note: str = ""
+    kind: str = PAPER
+    #: the data the figures were measured on (a ``PublishedData``; None: not declared here)
+    data: object = None
 
 
 @dataclass(frozen=True)
@@ -94,6 +102,12 @@ class GridSpec:
     slurm_partition: str | None = None
     slurm_array_parallelism: int | None = None
     slurm_additional: dict[str, Any] = field(default_factory=dict)
+    #: key path (tuple) -> line in the file, for errors found after reading (cells, protocols)
+    lines: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def error(self, message: str, *keys) -> GridSpecError:
+        """An error about the value at ``keys`` (e.g. ``"models", 2, "params", "k1"``), with its line."""
+        return GridSpecError(self.path, message, _line_of(self.lines, list(keys)), "/".join(map(str, keys)) or None)
 
 
 @cache
@@ -139,7 +153,7 @@ def parse_yaml(path: Path, text: str) -> tuple[Any, dict[tuple, int]]:
         if node is None:
             raise GridSpecError(path, "is empty")
         lines: dict[tuple, int] = {}
-        _walk(path, node, (), lines)
+        _walk(path, node, (), lines, set(), [0])
         return loader.construct_document(node), lines
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -168,10 +182,33 @@ def _loader_class():
     return Loader
 
 
-def _walk(path: Path, node, keys: tuple, lines: dict) -> None:
+#: nodes an experiment file may expand to (aliases included): far above any real grid,
+#: far below what a "billion laughs" file of nested aliases expands to
+MAX_NODES = 100_000
+
+
+def _walk(path: Path, node, keys: tuple, lines: dict, open_nodes: set, count: list) -> None:
     import yaml
 
-    lines[keys] = node.start_mark.line + 1
+    count[0] += 1
+    if count[0] > MAX_NODES:
+        raise GridSpecError(path, f"expands to more than {MAX_NODES:,} values (aliases repeated inside aliases?)",
+                            node.start_mark.line + 1, "/".join(map(str, keys)) or None)
+    if id(node) in open_nodes:
+        raise GridSpecError(path, "a YAML alias refers to a node that contains it (a recursive alias)",
+                            node.start_mark.line + 1, "/".join(map(str, keys)) or None)
+    lines.setdefault(keys, node.start_mark.line + 1)
+    if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
+        open_nodes.add(id(node))
+        try:
+            _walk_children(path, node, keys, lines, open_nodes, count)
+        finally:
+            open_nodes.discard(id(node))
+
+
+def _walk_children(path: Path, node, keys: tuple, lines: dict, open_nodes: set, count: list) -> None:
+    import yaml
+
     if isinstance(node, yaml.MappingNode):
         seen: dict = {}
         for key_node, value_node in node.value:
@@ -180,10 +217,10 @@ def _walk(path: Path, node, keys: tuple, lines: dict) -> None:
                 raise GridSpecError(path, f"key {key!r} appears twice (first on line {seen[key]})",
                                     key_node.start_mark.line + 1, "/".join(map(str, (*keys, key))))
             seen[key] = key_node.start_mark.line + 1
-            _walk(path, value_node, (*keys, key), lines)
+            _walk(path, value_node, (*keys, key), lines, open_nodes, count)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _walk(path, item, (*keys, i), lines)
+            _walk(path, item, (*keys, i), lines, open_nodes, count)
 
 
 def _most_specific(error):
@@ -265,13 +302,15 @@ def _typed(path: Path, obj: dict, lines: dict) -> GridSpec:
             raise GridSpecError(path, f"label {model.label!r} is also the label of models/{clash}; give each a "
                                 "distinct 'label'", _line_of(lines, ["models", i]), f"models/{i}")
     labels = {(t, m.label) for m in models for t in (m.tasks or task_names)}
+    _refuse_non_finite(path, obj, lines)
     expected = []
     for i, e in enumerate(obj.get("expected", ())):
         if (e["task"], e["label"]) not in labels:
             raise GridSpecError(path, f"no model labelled {e['label']!r} runs on task {e['task']!r}",
                                 _line_of(lines, ["expected", i]), f"expected/{i}")
         expected.append(Expected(row=e["row"], task=e["task"], label=e["label"], scores=dict(e["scores"]),
-                                 tolerance=float(e["tolerance"]), source=e.get("source", ""), note=e.get("note", "")))
+                                 tolerance=float(e["tolerance"]), source=e.get("source", ""), note=e.get("note", ""),
+                                 kind=e.get("kind", PAPER), data=_paper_data(e.get("data"), e.get("note", ""))))
     slurm = obj.get("slurm", {})
     return GridSpec(
         path=path, name=obj.get("name") or path.stem, tasks=tasks, models=tuple(models),
@@ -279,5 +318,32 @@ def _typed(path: Path, obj: dict, lines: dict) -> GridSpec:
         leaderboard=Path(obj["leaderboard"]) if obj.get("leaderboard") else None,
         description=obj.get("description", ""), source=obj.get("source", ""), expected=tuple(expected),
         slurm_partition=slurm.get("partition"), slurm_array_parallelism=slurm.get("array_parallelism"),
-        slurm_additional=dict(slurm.get("additional_parameters", {})),
+        slurm_additional=dict(slurm.get("additional_parameters", {})), lines=dict(lines),
     )
+
+
+def _paper_data(spec, note: str):
+    """A row's ``data:`` as a ``PublishedData``: a mapping (sizes, checksum, description),
+    or ``other`` (measured on data other than the task's, not described further)."""
+    from ..taskinfo import PublishedData
+
+    if spec is None:
+        return None
+    if spec == "other":
+        return PublishedData(description=note or "other data")
+    return PublishedData(corpus_size=spec.get("corpus_size"), queries=spec.get("queries"),
+                         checksum=spec.get("checksum", ""), version=spec.get("version", ""),
+                         description=spec.get("description", "the paper's data"))
+
+
+def _refuse_non_finite(path: Path, obj, lines: dict, keys: tuple = ()) -> None:
+    """NaN and infinities (YAML's .nan, .inf) anywhere: no figure, tolerance or parameter is one."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        raise GridSpecError(path, f"{obj} is not a finite number", _line_of(lines, list(keys)),
+                            "/".join(map(str, keys)) or None)
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            _refuse_non_finite(path, value, lines, (*keys, key))
+    elif isinstance(obj, list):
+        for i, value in enumerate(obj):
+            _refuse_non_finite(path, value, lines, (*keys, i))
