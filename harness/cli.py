@@ -153,6 +153,10 @@ def cli(verbose: bool):
 def run(task, model, params, reranker, reranker_params, pool, rerank_depth, splits, protocol, data_dir, output, progress,
         yes, allow_empty):
     """Run a model on a task, write a TREC run and a results JSON, print the scores."""
+    source = click.get_current_context().get_parameter_source("rerank_depth")
+    if reranker is None and source == click.core.ParameterSource.COMMANDLINE:
+        # it would be ignored without a word, as --reranker-param without --reranker is refused
+        raise click.UsageError(f"--rerank-depth {rerank_depth}: no --reranker to hand the candidates to")
     if yes:
         os.environ["STATBENCH_ALLOW_SPEND"] = "1"
     from .console import progress_bars
@@ -168,7 +172,8 @@ def run(task, model, params, reranker, reranker_params, pool, rerank_depth, spli
     with progress_bars(console, enabled=progress and console.is_terminal) as bars:
         outcome = execute(request, log, bars)
     print_scores(console, outcome.results)
-    console.print(f"run: {outcome.run_path}\nresults: {outcome.results_path}")
+    # paths as text: an --output holding '[/x]' must not stop a finished run with a markup error
+    console.print(f"run: {outcome.run_path}\nresults: {outcome.results_path}", markup=False)
 
 
 @cli.command()

@@ -22,8 +22,10 @@ log = logging.getLogger("statbench")
 
 
 def _scores_of(path: Path, task: str | None, data_dir, splits):
-    """(scores, task name) for one input: the :class:`~statbench.results.Results` of a
-    results JSON, or the :class:`~statbench.results.RunScores` of a TREC run."""
+    """(scores, task name, data checksum) for one input: the
+    :class:`~statbench.results.Results` of a results JSON (and the checksum it recorded), or
+    the :class:`~statbench.results.RunScores` of a TREC run (and the checksum of the data
+    it was scored on here)."""
     if path.suffix == ".json":
         from statbench.leaderboard.collect import load_checked
 
@@ -35,7 +37,7 @@ def _scores_of(path: Path, task: str | None, data_dir, splits):
             from .errors import StatbenchError
 
             raise StatbenchError(f"{path}: results of task {name!r}, not {task!r}")
-        return results, name
+        return results, name, results.task.data_checksum
     if not task:
         from .errors import StatbenchError
 
@@ -43,7 +45,8 @@ def _scores_of(path: Path, task: str | None, data_dir, splits):
     from .evaluation import evaluate_run_file
     from .results import RunScores
 
-    return RunScores.part_of(evaluate_run_file(path, task, data_dir, splits, log)), task
+    scores = evaluate_run_file(path, task, data_dir, splits, log)
+    return RunScores.part_of(scores), task, scores.get("data_checksum")
 
 
 def _measure_label(scores, wanted: str) -> str:
@@ -92,14 +95,28 @@ def _version(scores, installed: str | None) -> str | None:
     return installed
 
 
-def comparability_problem(a, b, labels: list[str], names: tuple[str, str], installed_version: str | None = None) -> str | None:
+def comparability_problem(a, b, labels: list[str], names: tuple[str, str], installed_version: str | None = None,
+                          checksums: tuple[str | None, str | None] = (None, None)) -> str | None:
     """Why the inputs' figures on ``labels`` cannot be set side by side (None when they
-    can): other data, another task version, or a label that measures something else."""
+    can): other data, another task version, or a label that measures something else.
+    The data of each input: the checksum a results file recorded, else ``checksums`` (that
+    of the data a TREC run was scored on)."""
     from .results import Results
 
-    if isinstance(a, Results) and isinstance(b, Results) and a.task.data_checksum != b.task.data_checksum:
-        return (f"{names[0]} and {names[1]} were scored on different data of task {a.task.name!r} "
-                f"(data checksums {a.task.data_checksum[:12]} and {b.task.data_checksum[:12]}): not comparable")
+    data = [s.task.data_checksum if isinstance(s, Results) else c for s, c in zip((a, b), checksums)]
+    if None not in data and data[0] != data[1]:
+        task = next((s.task.name for s in (a, b) if isinstance(s, Results)), None)
+        return (f"{names[0]} and {names[1]} were scored on different data"
+                + (f" of task {task!r}" if task else "")
+                + f" (data checksums {data[0][:12]} and {data[1][:12]}): not comparable")
+    from .results import as_scores
+    from .runfile import TIE_ORDER
+
+    for name, scores in zip(names, (a, b)):  # no tie order: a statbench run, which holds no tie
+        order = as_scores(scores).tie_order
+        if order is not None and order != TIE_ORDER:
+            return (f"{name} was scored with ties in another order ({order!r}) than the one statbench scores "
+                    f"ties in ({TIE_ORDER}): not comparable")
     versions = (_version(a, installed_version), _version(b, installed_version))
     if None not in versions and versions[0] != versions[1]:
         return (f"{names[0]} and {names[1]} were scored by different versions of the task "
@@ -138,8 +155,8 @@ def compare(run_a, run_b, task, measures, splits, data_dir, alpha, as_json):
     from .plugins import get_registry
     from .significance import compare_to_baseline, format_p, holm, per_query_measure, primary_measure, query_set_difference
 
-    a, task_a = _scores_of(run_a, task, data_dir, list(splits) or None)
-    b, task_b = _scores_of(run_b, task or task_a, data_dir, list(splits) or None)
+    a, task_a, data_a = _scores_of(run_a, task, data_dir, list(splits) or None)
+    b, task_b, data_b = _scores_of(run_b, task or task_a, data_dir, list(splits) or None)
     if task_a != task_b:
         raise StatbenchError(f"the inputs are results of different tasks: {task_a!r} and {task_b!r}")
     labels = a.labels
@@ -149,7 +166,8 @@ def compare(run_a, run_b, task, measures, splits, data_dir, alpha, as_json):
         entry = None
     info = entry.cls.task_info() if entry else None
     wanted = list(dict.fromkeys(_measure_label(a, m) for m in measures)) or [primary_measure(task_a, labels, info)]
-    problem = comparability_problem(a, b, wanted, (str(run_a), str(run_b)), info.version if info else None)
+    problem = comparability_problem(a, b, wanted, (str(run_a), str(run_b)), info.version if info else None,
+                                    (data_a, data_b))
     if problem is not None:
         raise StatbenchError(problem)
     results = []

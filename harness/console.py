@@ -31,7 +31,8 @@ def make_console(stderr: bool = False):
     """A rich console; when not a terminal (logs, CI) wide enough for a 5-fold score table."""
     from rich.console import Console
 
-    console = Console(stderr=stderr, highlight=False)
+    # no :emoji: codes: a path or a description holding ':fire:' is printed as given
+    console = Console(stderr=stderr, highlight=False, emoji=False)
     if not console.is_terminal:
         console.width = max(console.width, 140)
     return console

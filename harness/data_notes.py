@@ -21,8 +21,11 @@ def say_once(log: logging.Logger, task_name: str, checksum: str, records) -> Non
     if not notes:
         return
     marker = cache_root() / "notices" / task_name / config_key([checksum, notes])
-    if marker.exists():
-        return
+    try:
+        if marker.exists():
+            return
+    except OSError:  # an unreadable cache: the notes are said (again), the run goes on
+        log.debug("could not read %s", marker, exc_info=True)
     off_log = {IN_RUN_LOG: False}
     for level, message in notes:
         log.log(level, "%s", message, extra=off_log)

@@ -32,6 +32,7 @@ import math
 import os
 import re
 import stat
+import unicodedata
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -621,9 +622,12 @@ def read_csv(path, required=()) -> Iterator[tuple[int, dict]]:
 # One rule for every task loader (STARD, UK, BSARD, BEIR folders, scaffolded plugins):
 # - an id (document, query, or one named by a judgement) is a string or number, stripped
 #   of surrounding white space; an id that is then empty or holds white space (which TREC
-#   files cannot hold) is refused, naming the file, the line, the field and the id;
-# - a query whose text is empty or white space only is dropped and said in ``dropped``
-#   with the file and the line (it could only ever score zero);
+#   files cannot hold) or an invisible character (a control or format character such as
+#   U+200B ZERO WIDTH SPACE: "q1\u200b" would print as "q1" and never match it) is
+#   refused, naming the file, the line, the field and the id;
+# - a query whose text is empty, white space only, or invisible characters only (control
+#   and format characters: U+200B, U+FEFF...) is dropped and said in ``dropped`` with the
+#   file and the line (it could only ever score zero);
 # - a document whose text is empty is kept: it is part of the corpus (its judgements
 #   still count, and no model can find it by its text);
 # - a relevance grade is an integer within int64 (:func:`statbench.runfile.check_grade`).
@@ -638,7 +642,19 @@ def record_id(path, value, line: int | None, field: str, what: str = "", message
         problem = "is empty" if not text else "holds white space"
         raise DataFormatError(path, f"{message_prefix}{kind} {text!r} {problem}, which TREC files cannot hold",
                               line, field)
+    if not text.isprintable():  # the fast path: printable text holds no control or format character
+        hidden = next((c for c in text if _invisible(c)), None)
+        if hidden is not None:
+            kind = f"{what} id" if what else "id"
+            raise DataFormatError(path, f"{message_prefix}{kind} {text!r} holds an invisible character "
+                                  f"(U+{ord(hidden):04X} {unicodedata.name(hidden, 'control character')}): it would "
+                                  "print as another id and never match it", line, field)
     return text
+
+
+def _invisible(char: str) -> bool:
+    """A control (Cc) or format (Cf) character: zero width, nothing printed."""
+    return unicodedata.category(char) in ("Cc", "Cf")
 
 
 def query_text(path, value, line: int | None, field: str, qid: str, dropped: list[str],
@@ -646,8 +662,11 @@ def query_text(path, value, line: int | None, field: str, qid: str, dropped: lis
     """A query's text, stripped; ``None`` (and a note in ``dropped`` naming the file and
     ``where``, by default the line) when it is empty or white space only."""
     text = text_value(path, value, line, field).strip()
-    if text:
+    if text and (text.isprintable() or not all(c.isspace() or _invisible(c) for c in text)):
         return text
     where = where if where is not None else f"line {line}"
-    dropped.append(f"{Path(path).name} {where}: query {qid} has no text (empty or white space only): dropped")
+    hidden = next((c for c in text if not c.isspace()), None)
+    why = ("empty or white space only" if hidden is None else
+           f"white space and invisible characters only, e.g. U+{ord(hidden):04X} {unicodedata.name(hidden, 'control')}")
+    dropped.append(f"{Path(path).name} {where}: query {qid} has no text ({why}): dropped")
     return None

@@ -205,7 +205,9 @@ def evaluate_run_file(path: Path, task_name: str, data_dir: Path | None, wanted:
 
     The run is read strictly (runfile.read_run: no NaN/inf, no duplicate lines, not empty);
     query ids the task does not know and documents outside its corpus are reported, and a
-    run that answers none of the evaluated queries is refused rather than scored as zeros.
+    run that answers none of the evaluated queries, or ranks none of the corpus's documents
+    for them (another task's run, or doc ids of another form), is refused rather than
+    scored as zeros.
     Every ranking that is not strictly decreasing at float32 is put in one declared order,
     trec_eval's (runfile.TIE_ORDER: score desc compared at float32, then doc id desc), with
     scores made strictly decreasing at float32 (runfile.order_as_trec_eval), so every
@@ -249,6 +251,10 @@ def evaluate_run_file(path: Path, task_name: str, data_dir: Path | None, wanted:
         ranked_docs = set(map(operator.itemgetter(0), itertools.chain.from_iterable(
             rankings[q] for q in evaluated.intersection(rankings))))
         foreign = sorted(ranked_docs.difference(corpus))
+        if foreign and len(foreign) == len(ranked_docs):
+            raise StatbenchError(f"{path}: none of the {len(foreign)} document id(s) it ranks for the evaluated "
+                                 f"queries is in the corpus of task {task.name} (they look like "
+                                 f"{', '.join(foreign[:3])}); is it a run of another task?")
         if foreign:
             log.warning("%s: %d document id(s) are not in the corpus of task %s (e.g. %s); they count as "
                         "non-relevant", path, len(foreign), task.name, ", ".join(foreign[:3]))
@@ -263,6 +269,7 @@ def evaluate_run_file(path: Path, task_name: str, data_dir: Path | None, wanted:
         results = score_splits(info.measures, data, splits, rankings)
         if tied:
             results["tie_order"] = TIE_ORDER
+        results["data_checksum"] = data.checksum  # the data scored on (compare refuses other data)
         results["run_file"] = {"path": str(path), "sha256": run_sha256.result()}
     return results
 

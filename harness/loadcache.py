@@ -302,9 +302,24 @@ def record_loaded_sizes(task_name: str, checksum: str, sizes: dict[str, int], lo
 
 def loaded_sizes(task_name: str) -> dict[str, int] | None:
     """The sizes the last run of ``task_name`` loaded (split or ``corpus`` -> count), or
-    ``None`` when no run recorded any (or the record is unreadable)."""
+    ``None`` when no run recorded any, or the record is not what a run writes (a file in
+    the cache may be damaged or written by anyone: a count that is not a non-negative
+    whole number, ``true``, ``1.5``, ``"7"``, ``Infinity``, deep nesting, is never shown
+    as a size, and never stops ``statbench list`` or a run)."""
+    import stat
+
+    path = _sizes_path(task_name)
     try:
-        sizes = json.loads(_sizes_path(task_name).read_text("utf-8"))["sizes"]
-        return {str(k): int(v) for k, v in sizes.items()}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        info = path.stat()
+        # a regular file of a sensible size only: a FIFO would block `statbench list`
+        if not stat.S_ISREG(info.st_mode) or info.st_size > 1_000_000:
+            return None
+        record = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, ValueError, RecursionError, MemoryError):
         return None
+    sizes = record.get("sizes") if isinstance(record, dict) else None
+    if not isinstance(record.get("checksum") if isinstance(record, dict) else None, str) or not isinstance(sizes, dict):
+        return None
+    if not all(isinstance(k, str) and type(v) is int and 0 <= v < 2**63 for k, v in sizes.items()):
+        return None
+    return dict(sizes)

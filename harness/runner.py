@@ -169,7 +169,8 @@ def default_output_dir(request: RunRequest) -> Path:
     label = request.model or f"pool-{request.pool}"
     if request.reranker:
         label += f"+{request.reranker}"
-    protocol, splits = canonical_selection(task_entry.cls.task_info(), request.protocol, request.splits)
+    info = task_entry.cls.task_info()
+    protocol, splits = canonical_selection(info, request.protocol, request.splits)
     where = protocol or (",".join(sorted(splits)) if splits else None)  # the same splits in any order: one folder
     settings = _non_default("retrievers", request.model, request.params)
     if request.reranker:
@@ -177,8 +178,31 @@ def default_output_dir(request: RunRequest) -> Path:
                          _non_default("rerankers", request.reranker, request.reranker_params).items()})
         if request.rerank_depth != DEFAULT_RERANK_DEPTH:
             settings["rerank_depth"] = request.rerank_depth
-    # the task's registered name: beir:PATH gives beir-NAME, never the folder's path
-    return Path("statbench-output") / config_folder_name(task_entry.name) / config_folder_name(label, where, settings)
+    # the label and WHERE alone can read alike for two configurations: a model named 'a+b'
+    # and model 'a' reranked by 'b'; a model named 'pool-x' and --pool x; --split X and a
+    # protocol X of other splits; a retriever parameter named 'rerank_depth': then the
+    # parts themselves are hashed into the name (config_folder_name)
+    names = [request.model or "", request.reranker or "", request.pool or ""]
+    split_names = {s for p in info.protocols for s in p.splits} | set(info.sizes)
+    ambiguous = (any("+" in n for n in names) or names[0].startswith("pool-")
+                 or (protocol is not None and protocol in split_names
+                     and tuple(getattr(info.protocol(protocol), "splits", ())) != (protocol,))
+                 or (not protocol and splits and where in {p.name for p in info.protocols})
+                 or any("," in s for s in splits)
+                 or (request.reranker and any(k == "rerank_depth" or k.startswith("reranker.")
+                                              for k in _non_default("retrievers", request.model, request.params))))
+    identity = ({"model": request.model, "pool": request.pool, "reranker": request.reranker,
+                 "protocol": protocol, "splits": sorted(splits)} if ambiguous else None)
+    # the task's registered name: beir:PATH gives beir-NAME, never the folder's path; a
+    # folder name beir-NAME had to change ('law qa', 'law/qa' and 'law-qa' all give
+    # beir-law-qa) keeps its own folder
+    task_folder = config_folder_name(task_entry.name)
+    found = getattr(task_entry.cls, "found", None) if request.task.startswith("beir:") else None
+    if found is not None and not found.settings.get("name"):
+        folder_name = Path(found.folder).resolve().name
+        if task_entry.name != f"beir-{folder_name}":
+            task_folder = config_folder_name(task_entry.name, identity=folder_name)
+    return Path("statbench-output") / task_folder / config_folder_name(label, where, settings, identity=identity)
 
 
 def _non_default(kind: str, name: str | None, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -237,6 +261,10 @@ class Run:
         self.task_entry = registry.get("tasks", request.task)
         if request.model is None and request.pool is None:
             raise StatbenchError("give a first stage: --model NAME, or --pool NAME to rerank a frozen pool")
+        if request.model is not None and request.pool is not None:
+            # the model ranked and the pool was ignored, while results.json named the pool
+            raise StatbenchError(f"give --model or --pool, not both (--model {request.model} runs a first stage; "
+                                 f"--pool {request.pool} reranks a frozen pool instead of one)")
         self.model_entry = registry.get("retrievers", request.model) if request.model else None
         self.reranker_entry = registry.get("rerankers", request.reranker) if request.reranker else None
         self.task: Task = call_plugin(self.task_entry, "starting", self.task_entry.cls)
@@ -383,7 +411,9 @@ class Run:
         """The model whose rankings are the run's, as messages name it."""
         request = self.request
         if request.reranker:
-            return f"reranker {request.reranker!r}"
+            first = f"model {request.model!r}" if request.model else f"pool {request.pool!r}"
+            # the reranker gets nothing to order where the first stage ranked nothing: say both
+            return f"reranker {request.reranker!r} (on the candidates of {first})"
         return f"model {request.model!r}" if request.model else f"pool {request.pool!r} of task {self.info.name}"
 
     def _read_stats(self, entry: CacheEntry) -> None:
@@ -666,8 +696,10 @@ class _SplitRunner:
         if reranker is not None:
             entry = self.reranker_entry
             ctx = self._context(reranker, entry, None)
+            # every asked query has its candidates, none for a query the first stage ranked
+            # nothing for (as for a pool): a reranker reading candidates[q.id] must not fail on it
             candidates = {
-                qid: [doc for doc, _ in order_ranking(r, self.request.rerank_depth)] for qid, r in first.items()
+                q.id: [doc for doc, _ in order_ranking(first.get(q.id, []), self.request.rerank_depth)] for q in queries
             }
             reranked = _timed(timings, "rerank", lambda: call_plugin(
                 entry, f"reranking {split.name}", lambda: reranker.rerank(queries, candidates, data.corpus, ctx)))

@@ -51,6 +51,8 @@ def scaffold_from_beir(name: str, beir_path, out_dir, log: logging.Logger | None
         raise StatbenchError(f"task name {name!r} is already registered by plugin {taken.plugin.name!r} "
                              f"({taken.plugin.distribution or 'in-process'}): choose another name")
     out_dir = Path(out_dir)
+    if out_dir.is_dir():  # a killed run's staging goes now, whatever stops this run below
+        remove_stale_staging(out_dir, log)
     dist = f"statbench-task-{name}"
     target = out_dir / dist
     if target.exists() or target.is_symlink():
@@ -177,7 +179,7 @@ def definition(name: str, info, found, data) -> dict:
 def write_sample(found, data, folder: Path) -> None:
     """A small folder in the same layout for the plugin's own test: the first few test
     queries of each split, the documents they judge, and a few other documents."""
-    from .dataio import read_jsonl
+    from .dataio import read_jsonl, record_id
 
     queries: list[str] = []
     for split in data.splits:
@@ -187,10 +189,10 @@ def write_sample(found, data, folder: Path) -> None:
     wanted = judged | set(distractors)
     (folder / "qrels").mkdir(parents=True)
     with open(folder / "corpus.jsonl", "w", encoding="utf-8") as out:
-        for _, obj in read_jsonl(found.corpus):
-            if str(obj["_id"]) in wanted:
-                row = {"_id": str(obj["_id"]), **({"title": obj["title"]} if "title" in obj else {}),
-                       "text": obj["text"]}
+        for lineno, obj in read_jsonl(found.corpus):
+            doc_id = record_id(found.corpus, obj["_id"], lineno, "_id", "document")  # as the loader read it
+            if doc_id in wanted:
+                row = {"_id": doc_id, **({"title": obj["title"]} if "title" in obj else {}), "text": obj["text"]}
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
     with open(folder / "queries.jsonl", "w", encoding="utf-8") as out:
         for qid in queries:

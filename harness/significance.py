@@ -148,7 +148,8 @@ def bootstrap_ci(diffs, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTST
 def cohens_d(diffs) -> float | None:
     import numpy as np
 
-    if len(diffs) < 2:
+    diffs = np.asarray(diffs, dtype=float)
+    if len(diffs) < 2 or np.all(diffs == diffs[0]):  # equal differences: sd 0 (np.std gives ~1e-17)
         return None
     sd = float(np.std(diffs, ddof=1))
     return None if sd == 0 else float(np.mean(diffs)) / sd

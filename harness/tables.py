@@ -1,6 +1,21 @@
-"""Rich tables for the terminal: scores, the registry, the plugins."""
+"""Rich tables for the terminal: scores, the registry, the plugins.
+
+Every text a plugin, a task or a user gave (names, descriptions, parameter values, error
+messages, paths) is escaped before rich reads it: a description holding ``[/bold]`` is
+text, not markup (unescaped, rich stopped ``statbench list`` with a MarkupError)."""
 
 from __future__ import annotations
+
+
+def _esc(text) -> str:
+    from rich.markup import escape
+
+    return escape(str(text))
+
+
+def _add_row(table, *cells) -> None:
+    """A row of plain texts (escaped)."""
+    table.add_row(*(_esc(cell) for cell in cells))
 
 
 def print_scores(console, results) -> None:
@@ -14,16 +29,18 @@ def print_scores(console, results) -> None:
     scores = as_scores(results)
     splits = scores.splits
     many = len(splits) > 1
-    table = Table(title=f"scores ({scores.n_queries} queries)")
+    # a foreign run with ties was put in one declared order: say which, under the table
+    caption = f"ties scored in one order: {_esc(scores.tie_order)}" if scores.tie_order else None
+    table = Table(title=f"scores ({scores.n_queries} queries)", caption=caption)
     table.add_column("measure")
     if many:
         table.add_column("mean ± std", justify="right")
     table.add_column("all queries", justify="right")
     if many:
         for split in splits:
-            table.add_column(f"{split.name} ({split.n_queries})", justify="right")
+            table.add_column(_esc(f"{split.name} ({split.n_queries})"), justify="right")
     for label in scores.labels:
-        row = [label]
+        row = [_esc(label)]
         if many:
             agg = scores.aggregate[label]
             row.append(f"[bold]{agg.mean:.4f}[/] ± {agg.std:.4f}")
@@ -103,12 +120,12 @@ def _compact(console, kind: str, entries) -> None:
             info = cls.task_info()
             default = info.protocol()
             protocols = ", ".join(f"{p.name}{'*' if p is default else ''}" for p in info.protocols)
-            table.add_row(name, info.language, protocols or "(the loader's splits)", info.primary,
-                          _corpus_sizes(info) or "-", entry.plugin.name)
+            _add_row(table, name, info.language, protocols or "(the loader's splits)", info.primary,
+                     _corpus_sizes(info) or "-", entry.plugin.name)
         elif kind == "models":
-            table.add_row(name, registry_table[:-1], cls.family, cls.description, entry.plugin.name)
+            _add_row(table, name, registry_table[:-1], cls.family, cls.description, entry.plugin.name)
         else:
-            table.add_row(name, cls.description, entry.plugin.name)
+            _add_row(table, name, cls.description, entry.plugin.name)
     console.print(table)
 
 
@@ -134,7 +151,7 @@ def _tasks_table(console, entries) -> None:
     for _, name, entry in entries:
         info = entry.cls.task_info()
         measures = ", ".join(f"{m.label}{' (primary)' if m.label == info.primary else ''}" for m in info.measures)
-        table.add_row(name, info.language, info.description, _declared_protocols(info), measures, entry.plugin.name)
+        _add_row(table, name, info.language, info.description, _declared_protocols(info), measures, entry.plugin.name)
     console.print(table)
 
 
@@ -147,7 +164,7 @@ def _models_table(console, entries) -> None:
     for registry_table, name, entry in entries:
         cls = entry.cls
         params = ", ".join(f"{k}={v}" for k, v in cls.defaults().items())
-        table.add_row(name, registry_table[:-1], cls.family, cls.description, params, entry.plugin.name)
+        _add_row(table, name, registry_table[:-1], cls.family, cls.description, params, entry.plugin.name)
     console.print(table)
 
 
@@ -159,7 +176,7 @@ def _measures_table(console, entries) -> None:
         table.add_column(column)
     for _, name, entry in entries:
         params = ", ".join(f"{k}={spec.default}" for k, spec in entry.cls.param_specs().items())
-        table.add_row(name, entry.cls.description, params, entry.plugin.name)
+        _add_row(table, name, entry.cls.description, params, entry.plugin.name)
     console.print(table)
 
 
@@ -195,17 +212,19 @@ def print_plugins(console, registry) -> None:
         table.add_column(column)
     for key, info in sorted(registry.plugins.items()):
         registers = "; ".join(f"{kind}: {', '.join(sorted(names))}" for kind, names in info.registered.items() if names)
-        status = f"[red]failed: {info.error}" if info.error else "[green]ok"
-        table.add_row(info.name, info.distribution or "(in-process)", info.version or "", registers, status)
+        status = f"[red]failed: {_esc(info.error)}" if info.error else "[green]ok"
+        table.add_row(_esc(info.name), _esc(info.distribution or "(in-process)"), _esc(info.version or ""),
+                      _esc(registers), status)
     console.print(table)
     report_plugin_errors(console, registry)
 
 
 def report_plugin_errors(console, registry) -> None:
     for info in registry.errors:
-        console.print(f"[yellow]warning:[/] plugin {info.name!r} ({info.distribution or 'in-process'}) "
-                      f"failed to load and was skipped: {info.error}")
+        console.print("[yellow]warning:[/] " + _esc(f"plugin {info.name!r} ({info.distribution or 'in-process'}) "
+                                                    f"failed to load and was skipped: {info.error}"))
     for (kind, name), providers in sorted(registry.clashes.items()):
-        console.print(f"[yellow]warning:[/] {kind[:-1]} {name!r} is registered by {len(providers)} plugins: "
-                      f"{', '.join(e.qualified for e in providers)}; the plain name selects "
-                      f"{providers[0].qualified} ({registry.rule(providers)}), a qualified name selects any")
+        console.print("[yellow]warning:[/] " + _esc(
+            f"{kind[:-1]} {name!r} is registered by {len(providers)} plugins: "
+            f"{', '.join(e.qualified for e in providers)}; the plain name selects "
+            f"{providers[0].qualified} ({registry.rule(providers)}), a qualified name selects any"))

@@ -52,13 +52,16 @@ class PublishedData:
 
     def same_as(self, *, corpus_size: int | None, queries: int | None = None, checksum: str = "") -> bool:
         """Whether figures measured on this data can be ranked beside a run on the data
-        described by the arguments: the checksums are equal when both are known, else the
-        corpus size and (when both are known) the query count are. Unknown is not equal."""
+        described by the arguments: every field known on both sides agrees (checksum,
+        corpus size, query count: a figure's own ``queries`` over the task's checksum is
+        another query set), and the checksums or else the corpus sizes are known on both
+        sides. Unknown is not equal."""
+        for mine, theirs in ((self.checksum, checksum), (self.corpus_size, corpus_size), (self.queries, queries)):
+            if mine not in (None, "") and theirs not in (None, "") and mine != theirs:
+                return False
         if self.checksum and checksum:
-            return self.checksum == checksum
-        if self.corpus_size is None or corpus_size is None or self.corpus_size != corpus_size:
-            return False
-        return self.queries is None or queries is None or self.queries == queries
+            return True
+        return self.corpus_size is not None and corpus_size is not None
 
     @classmethod
     def from_json(cls, spec: dict) -> PublishedData:
@@ -179,12 +182,52 @@ def check_info(info: TaskInfo) -> list[str]:
     pool_names = [p.name for p in info.pools]
     if len(set(pool_names)) != len(pool_names):
         problems.append("a pool is declared twice")
+    published_labels = []
     for published in info.published:
+        if not isinstance(published, Published):
+            problems.append(f"published figures must be statbench.taskinfo.Published, found {type(published).__name__}")
+            continue
+        figure_problems = _figure_problems(published, names)
+        if figure_problems:
+            problems.extend(figure_problems)
+            continue
+        published_labels.append(published.label)
         unknown = sorted(set(published.scores) - set(labels))
         if unknown:
             problems.append(f"published figures {published.label!r} name measures the task does not declare: "
                             f"{', '.join(unknown)}")
         problems.extend(f"published figures {published.label!r}: {problem}" for problem in _data_problems(published.data))
+    twice = sorted({label for label in published_labels if published_labels.count(label) > 1})
+    if twice:
+        problems.append(f"published figures {', '.join(map(repr, twice))} declared twice (one would hide the other)")
+    return problems
+
+
+def _figure_problems(published: Published, protocols: list[str]) -> list[str]:
+    """What makes one published figure unusable: its label, source and scores typed, every
+    score a finite number, its protocol one the task declares (a figure of an unknown
+    protocol would belong to no board and be shown nowhere)."""
+    import math
+
+    if not isinstance(published.label, str) or not published.label.strip():
+        return [f"published figures need a label (a non-empty string), found {published.label!r}"]
+    where = f"published figures {published.label!r}"
+    problems = []
+    for name in ("source", "family", "protocol", "pool"):
+        if not isinstance(getattr(published, name), str):
+            problems.append(f"{where}: {name} must be a string, found {getattr(published, name)!r}")
+    if not isinstance(published.scores, Mapping):
+        return problems + [f"{where}: scores must be a mapping of measure label -> value, "
+                           f"found {published.scores!r}"]
+    for label, value in published.scores.items():
+        if not isinstance(label, str):
+            problems.append(f"{where}: measure label {label!r} must be a string")
+        elif isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            problems.append(f"{where}: {label}: {value!r} is not a finite number")
+    if isinstance(published.protocol, str) and published.protocol and published.protocol not in protocols:
+        declared = ", ".join(protocols) or "none"
+        problems.append(f"{where}: protocol {published.protocol!r} is not one of the task's protocols ({declared}): "
+                        "the figures would be shown on no board")
     return problems
 
 
@@ -202,6 +245,9 @@ def _data_problems(data: PublishedData | None) -> list[str]:
             problems.append(f"data {name} must be an int >= 1, found {value!r}")
     if data.checksum and not re.fullmatch(r"[0-9a-f]{64}", str(data.checksum)):
         problems.append(f"data checksum {data.checksum!r} must be a sha256 in hex (the data_checksum statbench records)")
+    for name in ("version", "description"):
+        if not isinstance(getattr(data, name), str):
+            problems.append(f"data {name} must be a string, found {getattr(data, name)!r}")
     if data.corpus_size is None and not data.checksum:
         problems.append("data declares neither a corpus size nor a checksum: it could never be matched")
     return problems

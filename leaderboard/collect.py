@@ -6,7 +6,10 @@ rendered from a fully valid file or not at all. Validation is strict: the JSON i
 the results schema, the consistency between measures, splits and aggregate, and every
 score (finite; within [0, 1] for the measures known to be bounded). Several files for
 the same row (same model, effective parameters, reranker and pool, on the same board: see
-:mod:`.identity`) keep the newest by ``created``; the others are noted as superseded. A
+:mod:`.identity`) keep the newest by ``created`` (compared as times, not text); the others
+are noted as superseded. When no time decides (the same time, a time that does not parse)
+the first by path is kept and the other is warned about (noted when its figures are the
+same). A
 JSON file that is not a results file at all (a pool sidecar, a summary) is skipped
 quietly and counted; only broken results are warned about."""
 
@@ -421,6 +424,33 @@ def _not_results(path: Path) -> bool:
         return False
 
 
+def created_at(text):
+    """``created`` as an aware time (a time without offset is UTC, as the schema says),
+    None when it is not an ISO 8601 time: compared as text, ``12:00+02:00`` would be
+    later than ``11:00+00:00``."""
+    import datetime as _dt
+
+    try:
+        when = _dt.datetime.fromisoformat(str(text).strip())
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=_dt.timezone.utc)
+
+
+def _supersede(first: Row, second: Row) -> tuple[Row, Row, str | None]:
+    """Of two results of one configuration on one board (``first`` comes first by path):
+    (kept, dropped, None) when one is newer by ``created``, else the first by path is kept
+    and the reason says why no time decided."""
+    a, b = created_at(first.results.created), created_at(second.results.created)
+    if a is not None and b is not None:
+        if a != b:
+            return (second, first, None) if b > a else (first, second, None)
+        return first, second, f"both written at {first.results.created!r}; kept the first by path"
+    bad = first.results.created if a is None else second.results.created
+    return first, second, (f"created {bad!r} is not an ISO 8601 time, so which is newer cannot be told; "
+                           "kept the first by path")
+
+
 @dataclass
 class Collected:
     """Rows per board and what the build has to say about the files it read."""
@@ -470,9 +500,14 @@ def collect(root: Path) -> Collected:
         if previous is None:
             chosen[slot] = row
             continue
-        newer, older = (row, previous) if record.created > previous.results.created else (previous, row)
-        chosen[slot] = newer
-        notes.append(f"skipped {older.path}: superseded by {newer.path} (same configuration, newer)")
+        kept, dropped, why = _supersede(previous, row)
+        chosen[slot] = kept
+        if why is None:
+            notes.append(f"skipped {dropped.path}: superseded by {kept.path} (same configuration, newer)")
+        elif dropped.results.aggregate == kept.results.aggregate and why.startswith("both written"):
+            notes.append(f"skipped {dropped.path}: the same configuration and figures as {kept.path} ({why})")
+        else:
+            report.append(f"skipped {dropped.path}: same configuration as {kept.path}, which is shown: {why}")
     if not_results:
         shown = ", ".join(str(p.relative_to(root)) for p in not_results[:3])
         more = f" and {len(not_results) - 3} more" if len(not_results) > 3 else ""

@@ -6,7 +6,10 @@ model's declared defaults. A parameter added later with a default that reproduce
 behaviour (``with_headings=False`` on BM25) therefore leaves the identity of results
 written before it unchanged, and the old and new results of one configuration are one
 row. A model that is not installed here (or whose recorded plugin is another
-distribution) keeps all its recorded parameters: nothing is assumed about it.
+distribution) keeps all its recorded parameters: nothing is assumed about it, and its
+recorded distribution is part of its identity (another distribution's ``bm25`` is never
+the installed ``bm25``'s row). Values compare in :func:`canonical` form: ``k1=1`` and
+``k1=1.0`` are one configuration.
 
 Budget rule: ``model.budget`` as the run recorded it; results written before that field
 existed are migrated on read from the installed model's ``Param(budget=...)``
@@ -35,28 +38,74 @@ def declared(record: ModelRecord | None, kind: str):
     return entry.cls
 
 
+def canonical(value):
+    """A parameter value as identity compares it: a whole float is its int (``1.0`` and
+    ``1`` are one setting, whether a file or a hand spelled it), a bool stays a bool
+    (``True`` is not ``1``), containers element by element."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, float):
+        return int(value) if value.is_integer() and abs(value) < 2 ** 53 else value
+    if isinstance(value, dict):
+        return {str(k): canonical(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [canonical(v) for v in value]
+    return value
+
+
+def _same_value(a, b) -> bool:
+    import json
+
+    try:
+        return json.dumps(canonical(a), sort_keys=True) == json.dumps(canonical(b), sort_keys=True)
+    except (TypeError, ValueError):
+        return a == b
+
+
 def effective_params(record: ModelRecord, kind: str) -> dict:
     """The parameters that make the configuration: those that differ from the installed
-    model's declared defaults (all of them when it is not installed)."""
+    model's declared defaults (all of them when it is not installed), each in its
+    :func:`canonical` form."""
     cls = declared(record, kind)
     if cls is None:
-        return dict(record.params)
+        return {k: canonical(v) for k, v in record.params.items()}
     defaults = cls.defaults()
-    return {k: v for k, v in record.params.items() if k not in defaults or defaults[k] != v}
+    return {k: canonical(v) for k, v in record.params.items() if k not in defaults or not _same_value(defaults[k], v)}
+
+
+def foreign_distribution(record: ModelRecord | None, kind: str) -> str | None:
+    """The recorded distribution of a model that is not the installed one of that name
+    (another distribution's model, or one not installed here): part of its identity, so
+    that two distributions' models of one name are never one row."""
+    if record is None or record.plugin is None or not record.plugin.distribution:
+        return None
+    return None if declared(record, kind) is not None else record.plugin.distribution
 
 
 def identity(results) -> dict:
     """What makes a row (a :class:`Results`, or a results dict): model name and effective
-    parameters, reranker name and effective parameters, pool."""
+    parameters, reranker name and effective parameters, pool; the recorded distribution
+    of a model that is not the installed one of its name; the reduced budget it ran, if any."""
     results = as_results(results)
     reranker = results.reranker
-    return {
+    ident = {
         "model": results.model.name,
         "params": effective_params(results.model, "retrievers"),
         "reranker": None if reranker is None else {"name": reranker.name,
                                                    "params": effective_params(reranker, "rerankers")},
         "pool": results.pool,
     }
+    # only where the model is not the installed one: identities of installed models stay as they were
+    dist = foreign_distribution(results.model, "retrievers")
+    if dist:
+        ident["distribution"] = dist
+    dist = foreign_distribution(reranker, "rerankers")
+    if dist:
+        ident["reranker"]["distribution"] = dist
+    reduced = budget(results)
+    if reduced:  # a reduced-budget run is never the same row as the protocol's run
+        ident["budget"] = reduced
+    return ident
 
 
 def record_budget(record: ModelRecord | None, kind: str) -> str | None:

@@ -23,7 +23,7 @@ from statbench.api import FAMILIES
 from statbench.checksum import file_sha256
 from statbench.errors import StatbenchError
 
-from .collect import Row, collect, is_bounded
+from .collect import FIRST_VERSION, Row, collect, is_bounded
 from .reproduction import copy_reproduction
 from .plots import Series, category_bars, recall_cutoffs, recall_curves
 
@@ -122,7 +122,8 @@ def _task_info(name: str, rows: list[Row]) -> dict:
 
     The measures are the board's own (every row of a board defines each label alike);
     published figures are split into those measured on the board's data with the same
-    measure definitions (``published``: ranked with the runs) and the others
+    measure definitions, when the board is of the installed task's version (``published``:
+    ranked with the runs) and the others
     (``published_apart``: a block of their own, titled with both data, never ranked,
     tested or drawn)."""
     from statbench.plugins import get_registry
@@ -147,6 +148,7 @@ def _task_info(name: str, rows: list[Row]) -> dict:
     if described is not None and set(described.splits) != set(split_names):
         described = None
     published, apart = {}, {}
+    version = rows[0].results.task.version or FIRST_VERSION
     if info is not None and described is not None:
         # a published figure belongs to the board of its protocol (the default one when it
         # names none); a board of a hand-picked set of splits shows none
@@ -157,10 +159,13 @@ def _task_info(name: str, rows: list[Row]) -> dict:
             figure = {"source": p.source, "family": p.family, "scores": dict(p.scores),
                       **({"pool": p.pool} if p.pool else {})}
             same = p.same_data(corpus_size=data["corpus_size"], queries=data["queries"], checksum=data["checksum"])
-            if same and not any(label in redefined for label in p.scores):
+            if same and version == info.version and not any(label in redefined for label in p.scores):
                 published[p.label] = figure
                 continue
-            if not same:
+            if version != info.version:
+                # the figures are the installed task's declaration: its version's board only
+                title = f"Declared by version {info.version} of the task; this board: version {version}"
+            elif not same:
                 reported = p.data.words(unit) if p.data is not None else "data not declared by the task"
                 title = f"Reported on {reported}; this board: {_data_words(data, unit)}"
             else:
@@ -195,10 +200,11 @@ def board_words(task: str, info: dict) -> str:
 def _pick_baseline(rows: list[Row], baseline: str) -> Row | None:
     """The row named ``baseline`` (model name, or ``model → reranker``); among several,
     plain first stages (no reranker, no pool) with the registered default parameters
-    first, then the stable identity order."""
+    first (the installed model's before another distribution's of that name), then the stable
+    identity order."""
     matches = [r for r in rows if baseline in (r.name, r.model.name)]
     matches.sort(key=lambda r: (r.reranker is not None, r.pool is not None, r.name != baseline,
-                                _short_params(r, "retrievers") != "", r.sort_key))
+                                "distribution" in r.identity, _short_params(r, "retrievers") != "", r.sort_key))
     return matches[0] if matches else None
 
 
@@ -228,14 +234,12 @@ def _significance(rows, measure: str, base: Row | None) -> tuple[dict[str, objec
 
 
 def _short_params(row: Row, kind: str) -> str:
-    """Parameters that differ from the registered defaults (all of them if not registered)."""
-    from statbench.plugins import get_registry
-
-    record = row.model if kind == "retrievers" else row.reranker
-    params = record.params
-    entry = getattr(get_registry(), kind).get(record.name)
-    defaults = dict(entry.cls.defaults()) if entry else {}
-    shown = {k: v for k, v in sorted(params.items()) if k not in defaults or defaults[k] != v}
+    """Parameters that differ from the registered defaults (all of them if not registered,
+    or registered by another distribution than the one recorded)."""
+    # the row's identity says which: another distribution's model of an installed name is
+    # not measured against the installed one's defaults
+    params = row.identity["params"] if kind == "retrievers" else (row.identity.get("reranker") or {}).get("params", {})
+    shown = dict(sorted(params.items()))
     return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v}" for k, v in shown.items())
 
 
@@ -332,20 +336,21 @@ def reproduce_command(res) -> str:
         words = shlex.split(res.command)
     except ValueError:  # not shell syntax: shown as recorded
         return " && ".join(installs + [res.command])
-    placeholder = DATA_DIR_PLACEHOLDER.format(task=res.task.name)
+    # the task's name from the results, quoted: only $HOME is left for the shell to expand
+    placeholder = DATA_DIR_PLACEHOLDER.format(task=shlex.quote(res.task.name))
     out, skip = [], False
     for word in words:
         if skip:
             out.append(placeholder)
             skip = False
         elif word == "--data-dir":
-            out.append(word)
+            out.append(shlex.quote(word))
             skip = True
         elif word.startswith("--data-dir="):
             out.append(f"--data-dir={placeholder}")
         else:
-            out.append(word)
-    command = " ".join(w if w.startswith(("--data-dir=$HOME", "$HOME/")) else shlex.quote(w) for w in out)
+            out.append(shlex.quote(word))
+    command = " ".join(out)
     return " && ".join(installs + [command])
 
 
@@ -510,6 +515,25 @@ def _label(view: dict) -> str:
     return text
 
 
+def _unique_labels(views: list[dict], rows: list[Row]) -> dict[str, str]:
+    """Row key -> label; rows that would read alike (models of one name from two
+    distributions) are told apart by their recorded distribution."""
+    labels = {v["key"]: _label(v) for v in views}
+    seen: dict[str, int] = {}
+    for text in labels.values():
+        seen[text] = seen.get(text, 0) + 1
+    for row in rows:
+        if seen[labels[row.key]] > 1:
+            dists = [d for d in (_distribution(row.model), _distribution(row.reranker) if row.reranker else "") if d]
+            labels[row.key] += f" [{' → '.join(dists) or 'no distribution recorded'}]"
+    return labels
+
+
+def _distribution(record) -> str:
+    plugin = getattr(record, "plugin", None)
+    return (plugin.distribution or "in-process") if plugin is not None else ""
+
+
 def _page_files(task_slug: str, n_rows: int, page_size: int) -> list[str]:
     """The files of a task's table: ``task-SLUG.html``, then ``task-SLUG.p2.html``, ... (a
     dot cannot occur in a slug: no task's page is another's)."""
@@ -567,7 +591,7 @@ def _task_page(name: str, rows: list[Row], baseline: str, measure: str | None, d
     refs = _reference_views(info["published"], info["measures"], problems)
     apart = [{"title": title, "rows": _reference_views(figures, info["measures"], problems, prefix=f"apart-{i}-")}
              for i, (title, figures) in enumerate(sorted(info["published_apart"].items()))]
-    labels = {v["key"]: _label(v) for v in views}
+    labels = _unique_labels(views, rows)
     for v in views + refs:
         v["label"] = labels.get(v["key"], v["name"])
     tested_index = labels_all.index(tested)
@@ -677,6 +701,10 @@ def build_site(results_dir, out_dir, baseline: str = DEFAULT_BASELINE, measure: 
     collected = collect(results_dir)
     tasks = collected.boards
     report = BuildReport(out_dir=out_dir, problems=collected.problems, notes=list(collected.notes))
+    if measure is not None and tasks:
+        known = sorted({m.label for rows in tasks.values() for row in rows for m in row.results.measures})
+        if measure not in known:
+            raise StatbenchError(f"--measure {measure!r} is not a measure of any board (measures: {', '.join(known)})")
     env = _environment()
     tmp = _prepare_out(out_dir)
     try:
@@ -694,6 +722,8 @@ def build_site(results_dir, out_dir, baseline: str = DEFAULT_BASELINE, measure: 
                 for problem in (view.get("provenance") or {}).get("problems", []):
                     report.problems.append(f"{name}: {view['label']}: {problem}")
                 without_run += bool((view.get("provenance") or {}).get("notes"))
+            if measure is not None and page["tested"] != measure:
+                report.notes.append(f"{name}: no measure {measure!r} on this board: tested {page['tested']} instead")
             if page["baseline"] is None:
                 report.notes.append(f"{name}: no results of baseline {baseline!r}: no significance tests")
             pages.append(page)

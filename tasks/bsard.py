@@ -62,8 +62,9 @@ class Bsard(DefinedTask):
         qrels: dict[str, dict[str, int]] = {}
         categories: dict[str, str] = {}
         by_file: dict[str, list[str]] = {}
+        seen: dict[str, str] = {}  # every question id read, dropped ones included: an id is one question
         for name in ("questions_fr_train.csv", "questions_fr_test.csv"):
-            by_file[name] = read_questions(files[name], queries, qrels, categories, dropped)
+            by_file[name] = read_questions(files[name], queries, qrels, categories, dropped, seen)
         for name, ids in by_file.items():  # judgements checked file by file, so reports name the file
             file_queries = {q: queries[q] for q in ids if q in queries}
             check_qrels_against_corpus({q: qrels[q] for q in file_queries}, corpus, file_queries, files[name], dropped)
@@ -116,13 +117,20 @@ def read_articles(path: Path) -> dict[str, Document]:
     return corpus
 
 
-def read_questions(path: Path, queries, qrels, categories, dropped: list[str]) -> list[str]:
-    """Add one file's questions; returns its question ids in file order (empty ones included)."""
+def read_questions(path: Path, queries, qrels, categories, dropped: list[str],
+                   seen: dict[str, str] | None = None) -> list[str]:
+    """Add one file's questions; returns its question ids in file order (empty ones included).
+    ``seen`` (id -> where it was read) is shared by the files of one task, so that an id
+    dropped in one file (no text) and kept in the other is refused too: it would be a
+    training question and a test question at once."""
     ids: list[str] = []
+    seen = {} if seen is None else seen
     for lineno, row in read_csv(path, required=QUESTION_COLUMNS):
         qid = record_id(path, row["id"] or "", lineno, "id", "question")
-        if qid in queries or qid in ids:
-            raise DataFormatError(path, f"duplicate question id {qid!r}", lineno, "id")
+        if qid in queries or qid in seen:
+            first = f" (first in {seen[qid]})" if qid in seen else ""
+            raise DataFormatError(path, f"duplicate question id {qid!r}{first}", lineno, "id")
+        seen[qid] = f"{path.name} line {lineno}"
         ids.append(qid)
         text = query_text(path, row["question"] or "", lineno, "question", qid, dropped)
         if text is None:

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from statbench.cli import cli
-from statbench.errors import DataFormatError, StatbenchError
+from statbench.errors import DataFormatError
 from statbench.runfile import (TIE_ORDER, check_grade, order_as_trec_eval, order_ranking, read_qrels, read_run,
                                write_qrels, write_run)
 
@@ -81,9 +81,9 @@ def test_the_writer_keeps_the_harness_order_strict_at_32_bits(written):
     assert rankings["huge"][3] == ("d", -3.4028235e38)
 
 
-def test_a_score_below_the_float32_range_that_cannot_be_told_apart_is_one_error():
-    with pytest.raises(StatbenchError, match="rescale the model's scores"):
-        order_ranking([("a", -1e300), ("b", -1e301)])
+def test_scores_below_the_float32_range_are_raised_from_the_lowest_float32_not_refused():
+    # (they used to be refused, "rescale the model's scores": see tests/test_redteam_scoring.py)
+    assert order_ranking([("a", -1e300), ("b", -1e301)]) == [("a", -3.4028233e38), ("b", -3.4028235e38)]
 
 
 def test_pytrec_eval_python_providers_and_ranx_agree_with_the_rank_column(written):
@@ -238,3 +238,13 @@ def test_grades_at_the_int64_bounds_are_read():
     assert check_grade(str(-(2 ** 63)), "qrels", 1) == -(2 ** 63)
     with pytest.raises(DataFormatError, match="is not an integer"):
         check_grade("1.5", "qrels", 3)
+
+
+def test_the_evaluate_table_states_the_tie_order_it_scored_in(stard_dir, tmp_path):
+    tied = tmp_path / "tied.trec"
+    write_foreign(tied, FOREIGN)
+    result = CliRunner().invoke(cli, ["evaluate", str(tied), "--task", "stard", "--data-dir", str(stard_dir)],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "ties scored in one order: score desc at float32, then doc id desc (trec_eval)" in " ".join(
+        result.output.split())

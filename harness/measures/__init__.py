@@ -155,14 +155,29 @@ class ParsedCustomMeasure:
         except BaseException as exc:  # noqa: BLE001 - a plugin must never take over the CLI
             raise PluginError(f"{who} failed on query {qid!r}: {one_line(exc)}") from exc
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise PluginError(f"{who} returned {value!r} for query {qid!r}, not a number")
-        value = float(value)
+            raise PluginError(f"{who} returned {_shown(value)} for query {qid!r}, not a number")
+        try:
+            value = float(value)  # an int beyond the float range, or a Real whose __float__ fails
+        except BaseException as exc:  # noqa: BLE001 - as above
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            raise PluginError(f"{who} returned {_shown(value)} for query {qid!r}, not a finite number "
+                              f"({one_line(exc)})") from exc
         if not math.isfinite(value):
             raise PluginError(f"{who} returned {value!r} for query {qid!r}, not a finite number")
         low, high = self.bounds or (-math.inf, math.inf)
         if not low <= value <= high:
             raise PluginError(f"{who} returned {value!r} for query {qid!r}, outside its bounds [{low:g}, {high:g}]")
         return value
+
+
+def _shown(value) -> str:
+    """A returned value for a message: its repr, cut short (and never failing)."""
+    try:
+        text = repr(value) if not isinstance(value, int) or value.bit_length() < 128 else f"an int of {value.bit_length()} bits"
+    except BaseException:  # noqa: BLE001 - a plugin's object with a broken __repr__
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def is_custom(measure) -> bool:

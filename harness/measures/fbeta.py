@@ -18,6 +18,8 @@ The task's value is the mean over queries (COLIEE's macro F2).
 
 from __future__ import annotations
 
+import math
+
 from statbench.params import Param
 
 from . import CustomMeasure
@@ -43,4 +45,6 @@ class FBeta(CustomMeasure):
             return 0.0
         precision, recall = hits / len(retrieved), hits / len(relevant)
         b2 = beta * beta
+        if b2 == math.inf:  # beta above 1.3e154: the limit, recall (the formula would be inf/inf)
+            return recall
         return (1 + b2) * precision * recall / (b2 * precision + recall)

@@ -126,13 +126,23 @@ def offline_reason() -> str | None:
 def _probe(endpoint: str) -> str | None:
     """One HEAD request with a short timeout (proxies from the environment, as the hub
     libraries use them); any HTTP answer, even an error status, means reachable."""
+    import http.client
     import urllib.error
+    import urllib.parse
     import urllib.request
 
+    try:
+        scheme = urllib.parse.urlsplit(endpoint).scheme.lower()
+    except ValueError:
+        scheme = ""
+    if scheme not in ("http", "https"):  # a file: or ftp: URL would "answer" without being a hub
+        return f"the Hugging Face hub endpoint {endpoint!r} (HF_ENDPOINT) is not a valid http(s) URL"
     try:
         urllib.request.urlopen(urllib.request.Request(endpoint, method="HEAD"), timeout=PROBE_TIMEOUT).close()
     except urllib.error.HTTPError:
         return None
+    except http.client.HTTPException as exc:  # something answered, but not in HTTP (BadStatusLine...)
+        return f"the Hugging Face hub ({endpoint}) did not answer in HTTP ({type(exc).__name__})"
     except (OSError, ValueError) as exc:
         reason = getattr(exc, "reason", None) or exc
         if isinstance(reason, TimeoutError) or "timed out" in str(reason):
