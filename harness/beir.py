@@ -34,7 +34,9 @@ from __future__ import annotations
 
 import logging
 import os
+import hashlib
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Mapping
@@ -67,6 +69,8 @@ LOADER_VERSION = "1"
 LAYOUT = "BEIR's layout: corpus.jsonl, queries.jsonl, qrels/<split>.tsv"
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+#: Longest task or protocol name (it names folders and files, whose names are bounded).
+MAX_NAME = 100
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 SETTINGS_KEYS = {
     "name": "the task name [default: beir-<folder name>]",
@@ -143,8 +147,17 @@ def read_settings(path: Path, qrels: Mapping[str, Path]) -> dict:
         textual = ("name", "description", "language", "primary_measure", "default_protocol", "version", "title")
         if key in textual and not isinstance(value, str):
             raise bad(key, f"expected a string, found {type(value).__name__}")
+        if key in textual and not _one_line(value):
+            raise bad(key, f"{_shown(value)} holds a line break or another control character (one line of text)")
+        if key in ("primary_measure", "default_protocol") and not value.strip():
+            raise bad(key, "expected a non-empty string (leave the key out for the default)")
     if "name" in settings and not _NAME.match(settings["name"]):
         raise bad("name", "a task name is letters, digits, '.', '_', '+', '-'")
+    if len(settings.get("name", "")) > MAX_NAME:
+        raise bad("name", f"a task name is at most {MAX_NAME} characters (found {len(settings['name'])}): it names "
+                          "folders and files")
+    if "version" in settings and settings["version"] and not _NAME.match(settings["version"]):
+        raise bad("version", f"{_shown(settings['version'])}: a version is letters, digits, '.', '_', '+', '-'")
     if settings.get("title", "prepend") not in TITLE_MODES:
         raise bad("title", f"{settings['title']!r} is not one of {', '.join(TITLE_MODES)}")
     depth = settings.get("depth", DEFAULT_DEPTH)
@@ -158,32 +171,64 @@ def read_settings(path: Path, qrels: Mapping[str, Path]) -> dict:
             ok = isinstance(item, str) or (isinstance(item, dict) and set(item) == {"label", "ir_measure"}
                                            and all(isinstance(v, str) for v in item.values()))
             if not ok:
-                raise bad("measures", f"{item!r}: a measure is an ir-measures name or {{label, ir_measure}}")
+                raise bad("measures", f"{_shown(item)}: a measure is an ir-measures name or {{label, ir_measure}}")
+            for text in ([item] if isinstance(item, str) else item.values()):
+                if not text.strip() or text != text.strip() or not _one_line(text):
+                    raise bad("measures", f"{_shown(item)}: a measure's label and name are non-empty, one line, "
+                                          "without leading or trailing spaces")
     if "relevance" in settings:
         relevance = settings["relevance"]
-        if not isinstance(relevance, dict) or not all(
+        if not isinstance(relevance, dict) or not relevance or not all(
                 _INTEGER.fullmatch(k) and isinstance(v, str) for k, v in relevance.items()):
             raise bad("relevance", "expected {grade: meaning}, e.g. {\"1\": \"relevant\"}")
+        seen: dict[int, str] = {}
         for grade in relevance:
             check_grade(grade, path, None, "relevance")  # a grade fits in 64 bits
+            if int(grade) in seen:
+                raise bad("relevance", f"grades {seen[int(grade)]!r} and {grade!r} are the same grade {int(grade)}")
+            seen[int(grade)] = grade
     if "protocols" in settings:
         protocols = settings["protocols"]
         if isinstance(protocols, list):
-            protocols = {name: {"splits": [name]} for name in protocols if isinstance(name, str)}
-            if len(protocols) != len(settings["protocols"]) or not protocols:
+            names = [name for name in protocols if isinstance(name, str)]
+            if len(names) != len(protocols) or len(set(names)) != len(names) or not names:
                 raise bad("protocols", "expected a non-empty list of split names without repeats")
+            protocols = {name: {"splits": [name]} for name in names}
         if not isinstance(protocols, dict) or not protocols:
             raise bad("protocols", "expected a list of split names or {name: {splits: [...]}}")
         for name, spec in protocols.items():
+            if not _NAME.match(name) or len(name) > MAX_NAME:
+                raise bad("protocols", f"protocol name {_shown(name)}: letters, digits, '.', '_', '+', '-' "
+                                       f"(at most {MAX_NAME})")
             if not isinstance(spec, dict) or not set(spec) <= {"splits", "description"} or \
-                    not isinstance(spec.get("splits"), list) or not spec["splits"]:
+                    not isinstance(spec.get("splits"), list) or not spec["splits"] or \
+                    not isinstance(spec.get("description", ""), str):
                 raise bad("protocols", f"protocol {name!r}: expected {{splits: [...], description}}")
-            for split in spec["splits"]:
+            splits = spec["splits"]
+            for split in splits:
+                if not isinstance(split, str):
+                    raise bad("protocols", f"protocol {name!r}: split {_shown(split)} is not a split name (a string)")
                 if split not in qrels:
                     raise bad("protocols", f"protocol {name!r} names split {split!r}, which has no qrels/{split}.tsv "
                                            f"(found: {', '.join(qrels)})")
+            repeated = sorted({split for split in splits if splits.count(split) > 1})
+            if repeated:
+                raise bad("protocols", f"protocol {name!r} names split {repeated[0]!r} twice (its mean would count "
+                                       "it twice)")
+            if not _one_line(spec.get("description", "")):
+                raise bad("protocols", f"protocol {name!r}: the description is one line of text")
         settings["protocols"] = protocols
     return settings
+
+
+def _one_line(text: str) -> bool:
+    """No line break nor other control character (text shown on one line, in tables)."""
+    return not any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in text)
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def task_info(found: BeirFolder) -> TaskInfo:
@@ -209,7 +254,7 @@ def task_info(found: BeirFolder) -> TaskInfo:
         measures=measures,
         primary_measure=primary,
         description=settings.get("description") or f"BEIR-format folder {found.folder.name}",
-        version=f"beir-{LOADER_VERSION}" + (f"+{settings['version']}" if settings.get("version") else ""),
+        version=settings_version(settings),
         relevance=relevance,
         protocols=protocols,
         default_protocol=default,
@@ -219,9 +264,32 @@ def task_info(found: BeirFolder) -> TaskInfo:
     )
 
 
+def settings_version(settings: Mapping) -> str:
+    """The task version: the loader's, then each setting that changes the figures without
+    being recorded as such in results (what models read: the title mode and the language;
+    the depth of a run), when not the default (a language by its primary subtag, as the
+    analyzers read it), then the folder's own ``version``. Runs of
+    one folder under other settings are thus never compared as if alike."""
+    parts = [f"beir-{LOADER_VERSION}"]
+    if settings.get("title", "prepend") != "prepend":
+        parts.append(f"title={settings['title']}")
+    language = settings.get("language", "en").split("-")[0].lower()  # en-GB is analysed as en
+    if language != "en":
+        parts.append(f"language={language}")
+    if settings.get("depth", DEFAULT_DEPTH) != DEFAULT_DEPTH:
+        parts.append(f"depth={settings['depth']}")
+    if settings.get("version"):
+        parts.append(settings["version"])
+    return "+".join(parts)
+
+
 def default_name(folder: Path) -> str:
-    """``beir-<folder name>``, characters a task name cannot hold replaced by '-'."""
-    base = re.sub(r"[^A-Za-z0-9._+-]+", "-", folder.resolve().name).strip("-._+") or "folder"
+    """``beir-<folder name>``, characters a task name cannot hold replaced by '-'; a long
+    name is cut and told apart by a hash of the whole."""
+    whole = folder.resolve().name
+    base = re.sub(r"[^A-Za-z0-9._+-]+", "-", whole).strip("-._+") or "folder"
+    if len(base) > MAX_NAME - 20:
+        base = base[:MAX_NAME - 31].rstrip("-._+") + "-" + hashlib.sha256(whole.encode("utf-8", "surrogatepass")).hexdigest()[:10]
     return f"beir-{base}"
 
 

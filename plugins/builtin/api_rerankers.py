@@ -74,6 +74,8 @@ class ApiReranker(Reranker):
         super().__init__(**params)
         self.stats: dict[str, float] = {}
         self._client = None
+        #: documents sent (not answered by the cache) by this reranker so far in the run
+        self.documents_sent = 0
         self.description = (f"{self.provider} rerank API {self.api_version} (POST {self.endpoint()}, "
                             f"{self.sdk} SDK {_sdk_version(self.sdk)}), model {self.params['model']}")
 
@@ -128,23 +130,30 @@ class ApiReranker(Reranker):
                                  characters=sum(len(q.text) * len(t) + sum(map(len, t)) for q, _, t, _ in todo),
                                  cached_requests=len(work) - len(todo))
         confirm(self.name, f"{self.provider} ({self.params['model']})", estimate, int(self.params["confirm_above"]),
-                ctx.log)
+                ctx.log, already=self.documents_sent)
         self.stats.update(api_requests=0, api_cached_requests=0, api_documents_sent=estimate.documents,
                           api_tokens_estimated=estimate.tokens, api_retries=0)
         out: dict[str, Ranking] = {q.id: [] for q in queries}
         advance = ctx.progress(f"{self.name}: requests", len(work))
         t0 = time.perf_counter()
         for query, docs, texts, key in work:
-            payload, from_cache = cache.get_or_fetch(key, lambda: self._fetch(query.text, texts))
+            payload, from_cache = cache.get_or_fetch(key, lambda: self._sent(query.text, texts))
             self.stats["api_cached_requests" if from_cache else "api_requests"] += 1
-            scores = validated_scores(self.name, f"the cache entry of query {query.id}", payload["scores"], len(docs))
-            for name, value in payload.get("usage", {}).items():
-                if not from_cache and isinstance(value, (int, float)) and value >= 0:
+            scores = validated_scores(self.name, f"the cache entry of query {query.id} ({cache.root})",
+                                      _pairs(payload.get("scores")), len(docs))
+            usage = payload.get("usage")
+            for name, value in (usage.items() if isinstance(usage, dict) and not from_cache else ()):
+                if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
                     self.stats[name] = self.stats.get(name, 0) + value
             out[query.id] = list(zip(docs, scores))
             advance(1)
         self.stats["rerank_pairs_per_s"] = sum(len(d) for _, d, _, _ in work) / max(time.perf_counter() - t0, 1e-9)
         return out
+
+    def _sent(self, query: str, texts: list[str]) -> dict:
+        """:meth:`_fetch`, counted in :attr:`documents_sent` (whatever the answer)."""
+        self.documents_sent += len(texts)
+        return self._fetch(query, texts)
 
     def _fetch(self, query: str, texts: list[str]) -> dict:
         if self._client is None:
@@ -159,6 +168,15 @@ class ApiReranker(Reranker):
             raise StatbenchError(f"{self.name}: malformed response from {target}: {self.unreadable(exc, texts)}") from exc
         scores = validated_scores(self.name, target, items, len(texts))
         return {"scores": [[i, s] for i, s in enumerate(scores)], **meta}
+
+
+def _pairs(items) -> list:
+    """A cached ``scores`` list as ``(index, score)`` pairs; anything else (an entry from
+    another version, or one rewritten by hand with a matching manifest) becomes pairs that
+    :func:`validated_scores` refuses in one line."""
+    if not isinstance(items, list):
+        return [(items, None)]
+    return [tuple(item) if isinstance(item, list) and len(item) == 2 else (item, None) for item in items]
 
 
 def _sdk_version(package: str) -> str:

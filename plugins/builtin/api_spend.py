@@ -49,17 +49,20 @@ def spending_allowed() -> bool:
     return os.environ.get(ALLOW_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
-def confirm(owner: str, target: str, estimate: SpendEstimate, threshold: int, log) -> None:
-    """Log the estimate; stop (one line) past ``threshold`` documents unless allowed."""
+def confirm(owner: str, target: str, estimate: SpendEstimate, threshold: int, log, already: int = 0) -> None:
+    """Log the estimate; stop (one line) past ``threshold`` documents unless allowed.
+    ``already``: documents this reranker already sent in the run (a run reranks split by
+    split: the threshold holds for the whole run, not for each split)."""
     if estimate.requests == 0:
         log.info("%s: all %d requests answered by the response cache; nothing is sent", owner,
                  estimate.cached_requests)
         return
     # a warning, so the console shows it without -v: money is about to be spent
     log.warning("%s: about to send to %s: %s", owner, target, estimate.describe())
-    if estimate.documents > threshold and not spending_allowed():
+    if already + estimate.documents > threshold and not spending_allowed():
+        before = f" after {already} documents already sent in this run" if already else ""
         raise StatbenchError(
-            f"{owner}: this would send {estimate.describe()} to {target}, above confirm_above={threshold} "
+            f"{owner}: this would send {estimate.describe()} to {target}{before}, above confirm_above={threshold} "
             f"documents; rerun with --yes (or {ALLOW_ENV}=1) to spend it")
 
 

@@ -68,6 +68,8 @@ class ListwiseLLM(Reranker):
                              f"(passages between windows would never be ranked); expected an int <= window")
         self.stats: dict[str, float] = {}
         self._backend = None
+        #: passages sent to a remote endpoint (not answered by the cache) so far in the run
+        self.documents_sent = 0
 
     def config(self) -> dict:
         return {"name": self.name, "version": self.version,
@@ -132,10 +134,14 @@ class ListwiseLLM(Reranker):
         if self.remote:
             self._confirm_spend(work, corpus, cache, key, counter, ctx)
 
+        def generate(messages, size, tokens):
+            if self.remote:
+                self.documents_sent += size
+            return {"text": self.backend().generate(messages, tokens)}
+
         def answer(messages, size):
             tokens = counter(size)[1]
-            payload, from_cache = cache.get_or_fetch(key(messages, tokens),
-                                                     lambda: {"text": self.backend().generate(messages, tokens)})
+            payload, from_cache = cache.get_or_fetch(key(messages, tokens), lambda: generate(messages, size, tokens))
             self.stats["llm_cached_answers" if from_cache else "llm_generated_answers"] = \
                 self.stats.get("llm_cached_answers" if from_cache else "llm_generated_answers", 0) + 1
             if not isinstance(payload.get("text"), str):
@@ -188,7 +194,7 @@ class ListwiseLLM(Reranker):
         estimate = SpendEstimate(requests=requests, documents=documents, characters=characters,
                                  cached_requests=cached)
         confirm(self.name, f"{self.params['base_url']} ({self.params['model']})", estimate,
-                int(self.params["confirm_above"]), ctx.log)
+                int(self.params["confirm_above"]), ctx.log, already=self.documents_sent)
 
 
 def _clean(text: str, size: int) -> bool:
