@@ -82,12 +82,16 @@ class CacheEntry:
     JSON-serialisable configuration it was built from, stored in the manifest and checked
     on read, so an entry can never be taken for another configuration's."""
 
-    def __init__(self, path: Path, kind: str, key: dict | None = None, required: tuple[str, ...] = ()):
+    def __init__(self, path: Path, kind: str, key: dict | None = None, required: tuple[str, ...] = (),
+                 check: Callable[[CacheEntry], str | None] | None = None):
         self.path = Path(path)
         self.kind = kind
         self.key = key or {}
         #: files the entry must hold (a manifest listing fewer is not this kind's entry)
         self.required = tuple(required)
+        #: once every file matches the manifest: whether the files hold what the key says
+        #: (``None``) or why not (a manifest re-sealed over edited files proves nothing)
+        self.check = check
 
     # --- reading -----------------------------------------------------------------------
 
@@ -132,6 +136,8 @@ class CacheEntry:
                 return f"{name}: {size} bytes, manifest records {meta.get('size')} (truncated or overwritten)"
             if sha256_file(path) != meta.get("sha256"):
                 return f"{name}: sha256 differs from the manifest (corrupted)"
+        if self.check is not None:
+            return self.check(self)
         return None
 
     def valid(self) -> bool:

@@ -150,10 +150,17 @@ def read_summary(entry: CacheEntry) -> TaskSummary | None:
                 if entry.verify() is not None:
                     entry.invalid(reason)
         return None
-    try:
-        return TaskSummary.from_json(json.loads(entry.file(_SUMMARY).read_text("utf-8")))
-    except (OSError, ValueError, KeyError, TypeError):
+    from .cache import CacheChanged
+
+    try:  # the bytes read are those verified (a concurrent rebuild is a full load, not a mix)
+        summary = TaskSummary.from_json(json.loads(entry.read_bytes(_SUMMARY).decode("utf-8")))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError, CacheChanged):
         return None
+    # the summary's data checksum is the one of the files its key hashed (else it was
+    # written for other files: a manifest re-sealed over another summary)
+    if summary.identity.get("data") != summary.checksum:
+        return None
+    return summary
 
 
 def read_doc_ids(entry: CacheEntry) -> set[str]:

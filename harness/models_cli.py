@@ -37,7 +37,9 @@ def fetch(name, source, quiet):
         _echo_recipes()
         return
     recipe = get(name)
-    with progress_bars(make_console(stderr=True), enabled=not quiet) as progress:
+    console = make_console(stderr=True)
+    # bars only on a terminal: a log or a pipe gets the result line, no redraws or blank lines
+    with progress_bars(console, enabled=not quiet and console.is_terminal) as progress:
         path, built = fetch_recipe(name, source, progress)
     state = "assembled" if built else "already present and intact"
     click.echo(f"{recipe.name} ({recipe.hub_id}): {state} in {path}")

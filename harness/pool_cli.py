@@ -56,6 +56,7 @@ def list_(task, data_dir):
     from .checksum import file_sha256
     from .console import make_console
     from .dataio import read_json
+    from .errors import StatbenchError, one_line
     from .plugins import get_registry
     from .pools import pool_files, sidecar_path
 
@@ -70,8 +71,12 @@ def list_(task, data_dir):
         if not side.is_file():
             table.add_row(escape(name), escape(str(path)), "?", "?", "[yellow]no sidecar (unverified)")
             continue
-        meta = read_json(side, expect=dict)
-        ok = meta.get("sha256") == file_sha256(path)
+        try:  # one damaged pool is a row saying so, never the end of the listing
+            meta = read_json(side, expect=dict)
+            ok = meta.get("sha256") == file_sha256(path)
+        except (StatbenchError, OSError, RecursionError) as exc:
+            table.add_row(escape(name), escape(str(path)), "?", "?", f"[red]unreadable ({escape(one_line(exc))})")
+            continue
         # the sidecar is a file on disk: whatever it holds is shown as text, never read as markup
         retriever = meta.get("retriever")
         retriever = retriever.get("name", "?") if isinstance(retriever, dict) else "?"

@@ -19,7 +19,7 @@ from pathlib import Path
 from .api import Document, Query, Ranking
 from .atomic import write_json
 from .checksum import file_sha256
-from .errors import DataFormatError, StatbenchError
+from .errors import DataFormatError, StatbenchError, one_line
 from .paths import cache_root
 from .runfile import read_run, write_run
 from .validation import EXAMPLES
@@ -53,8 +53,11 @@ class Pools(Mapping):
     a broken one raises the reason, and an intact one is checked against the corpus."""
 
     def __init__(self, task_name: str, paths: dict[str, Path], corpus: Mapping[str, Document],
-                 queries: Mapping[str, Query], data_checksum: str, log: logging.Logger):
+                 queries: Mapping[str, Query], data_checksum: str, log: logging.Logger,
+                 declared: Mapping[str, int] | None = None):
         self.task_name, self._corpus, self._queries, self._log = task_name, corpus, queries, log
+        #: pool name -> the depth the task declares for it (``TaskInfo.pools``)
+        self._declared = dict(declared or {})
         self._data_checksum = data_checksum
         self.info: dict[str, dict] = {}
         self._errors: dict[str, str] = {}
@@ -65,25 +68,42 @@ class Pools(Mapping):
                 self._errors[name] = error
 
     def _describe(self, name: str, path: Path) -> tuple[dict, str | None]:
-        actual = file_sha256(path)
+        info = {"path": str(path), "sha256": None, "sidecar": None}
+        try:
+            actual = file_sha256(path)
+        except OSError as exc:  # a folder named NAME.trec, an unreadable file: this pool only
+            return info, f"pool {name!r}: {path} cannot be read ({exc.strerror or exc})"
+        info["sha256"] = actual
         side = sidecar_path(path)
-        info = {"path": str(path), "sha256": actual, "sidecar": None}
+        built_here = path.parent == cache_pool_dir(self.task_name)  # `pool build` always writes a full sidecar
         if not side.is_file():
-            if path.parent == cache_pool_dir(self.task_name):  # built by `pool build`, which always writes one
+            if built_here:
                 return info, (f"pool {name!r}: {path} has lost its sidecar {side.name}, so it cannot be verified; "
                               f"rebuild it with `statbench pool build --task {self.task_name} --name {name} ...`")
             return info, None  # a pool shipped without a sidecar: its checksum is recorded as found
         from .dataio import read_json
 
-        meta = read_json(side, expect=dict)
-        info.update({"sidecar": str(side), **{k: meta.get(k) for k in ("retriever", "depth", "command", "created")}})
-        rebuild = f"rebuild it with `{meta.get('command') or f'statbench pool build --task {self.task_name} --name {name}'}`"
+        default = f"statbench pool build --task {self.task_name} --name {name} ..."
+        try:  # a damaged sidecar breaks this pool only, never a run that does not use it
+            meta = read_json(side, expect=dict)
+        except (StatbenchError, OSError, RecursionError) as exc:
+            return info, f"pool {name!r}: its sidecar {side} is unreadable ({one_line(exc)}); rebuild it with `{default}`"
+        info.update({"sidecar": str(side), **{k: meta.get(k) for k in ("retriever", "depth", "command", "created", "n_queries")}})
+        command = meta.get("command")
+        rebuild = f"rebuild it with `{command if isinstance(command, str) and command else default}`"
         if meta.get("sha256") != actual:
             return info, (f"pool {name!r}: {path} has sha256 {actual} but its sidecar {side.name} records "
-                          f"{meta.get('sha256')}; the pool file was modified: restore it or {rebuild}")
-        if meta.get("data_checksum") and meta["data_checksum"] != self._data_checksum:
+                          f"{str(meta.get('sha256'))[:80]}; the pool file was modified: restore it or {rebuild}")
+        recorded = meta.get("data_checksum")
+        if recorded is None and built_here:
+            return info, (f"pool {name!r}: its sidecar {side.name} records no data checksum, so the data it was "
+                          f"built on cannot be checked: {rebuild}")
+        if recorded is not None and recorded != self._data_checksum:
             return info, (f"pool {name!r} ({path}) was built on other task data (data checksum "
-                          f"{meta['data_checksum'][:12]}…, now {self._data_checksum[:12]}…): {rebuild}")
+                          f"{str(recorded)[:12]}…, now {self._data_checksum[:12]}…): {rebuild}")
+        depth = meta.get("depth")
+        if depth is not None and (type(depth) is not int or depth < 1) or (depth is None and built_here):
+            return info, f"pool {name!r}: its sidecar {side.name} records depth {depth!r}, not a whole number >= 1: {rebuild}"
         return info, None
 
     def __getitem__(self, name: str) -> dict[str, Ranking]:
@@ -103,6 +123,21 @@ class Pools(Mapping):
 
     def _read(self, name: str, path: Path) -> dict[str, Ranking]:
         rankings = read_run(path)
+        info = self.info[name]
+        deepest = max((len(r) for r in rankings.values()), default=0)
+        if info["sidecar"] is not None:  # the file matches the sidecar's checksum: it must match its record too
+            depth, n_queries = info.get("depth"), info.get("n_queries")
+            if deepest > depth:
+                raise DataFormatError(path, f"pool {name!r}: a query holds {deepest} candidates but its sidecar "
+                                      f"records depth {depth}; the pool and its sidecar disagree: rebuild it")
+            if type(n_queries) is int and n_queries != len(rankings):
+                raise DataFormatError(path, f"pool {name!r}: {len(rankings)} queries but its sidecar records "
+                                      f"{n_queries}; the pool and its sidecar disagree: rebuild it")
+        declared = self._declared.get(name)
+        if declared is not None and max(deepest, info.get("depth") or 0) < declared:
+            self._log.warning("pool %s: top %d candidates per query, but task %s declares this pool with %d: "
+                              "rerankers compared on it see fewer candidates than the task's figures assume",
+                              name, max(deepest, info.get("depth") or 0), self.task_name, declared)
         for kind, ids, known in (
             ("query", list(rankings), self._queries),
             ("document", sorted({d for r in rankings.values() for d, _ in r}), self._corpus),
@@ -131,7 +166,18 @@ def attach_pools(task_name: str, data, data_folder: Path | None, log: logging.Lo
     """Fill ``data.pools`` from the pool files found (the runner does this after every
     load, for every task: pools built with ``statbench pool build`` and pools shipped in
     the data folder's ``pools/``)."""
-    data.pools = Pools(task_name, pool_files(task_name, data_folder), data.corpus, data.queries, data.checksum, log)
+    data.pools = Pools(task_name, pool_files(task_name, data_folder), data.corpus, data.queries, data.checksum, log,
+                       _declared_depths(task_name))
+
+
+def _declared_depths(task_name: str) -> dict[str, int]:
+    """Pool name -> depth, of the pools the task declares (none when it cannot be told)."""
+    from .plugins import get_registry
+
+    try:
+        return {p.name: int(p.depth) for p in get_registry().get("tasks", task_name).cls.task_info().pools}
+    except Exception:  # noqa: BLE001 - an ambiguous or unknown name declares nothing here
+        return {}
 
 
 def build_pool(task_name: str, retriever: str, params, name: str | None, depth: int, data_dir: Path | None,
@@ -160,21 +206,27 @@ def build_pool(task_name: str, retriever: str, params, name: str | None, depth: 
         rankings = {qid: ranking[:depth] for qid, ranking in read_run(outcome.run_path).items()}
     path = folder / f"{name}{POOL_SUFFIX}"
     results = outcome.record
-    write_run(path, rankings, f"pool-{name}")
-    meta = {
-        "name": name,
-        "task": task_name,
-        "sha256": file_sha256(path),
-        "depth": depth,
-        "n_queries": len(rankings),
-        "retriever": {"name": results.model.name, "version": results.model.version, "params": results.model.params},
-        "data_checksum": results.task.data_checksum,
-        "command": command or shlex.join(
-            ["statbench", "pool", "build", "--task", task_name, "--retriever", retriever, "--name", name,
-             "--depth", str(depth)]
-        ),
-        "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
-        "first_stage_scores": results.all_queries,
-    }
-    write_json(sidecar_path(path), meta)
+    # two builds of one pool at once: each writes its pool and its sidecar as a pair (a
+    # sidecar never describes the other build's file)
+    from filelock import FileLock
+
+    with FileLock(str(folder / f".{name}.lock")):
+        write_run(path, rankings, f"pool-{name}")
+        meta = {
+            "name": name,
+            "task": task_name,
+            "sha256": file_sha256(path),
+            "depth": depth,
+            "n_queries": len(rankings),
+            "retriever": {"name": results.model.name, "version": results.model.version,
+                          "params": results.model.params},
+            "data_checksum": results.task.data_checksum,
+            "command": command or shlex.join(
+                ["statbench", "pool", "build", "--task", task_name, "--retriever", retriever, "--name", name,
+                 "--depth", str(depth)]
+            ),
+            "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+            "first_stage_scores": results.all_queries,
+        }
+        write_json(sidecar_path(path), meta)
     return path, meta

@@ -38,8 +38,10 @@ def add_bar(bars, description: str, total: int | None = None):
 
 @contextlib.contextmanager
 def progress_bars(console, enabled: bool = True):
-    """Yield ``progress(description, total) -> advance(n=1)``; bars vanish when done."""
-    if not enabled:
+    """Yield ``progress(description, total) -> advance(n=1)``; bars vanish when done.
+    Never on a console that is not a terminal (a log file, a pipe): rich would still write
+    a stray line there."""
+    if not enabled or not getattr(console, "is_terminal", False):
         yield lambda description, total=None: (lambda n=1: None)
         return
     with make_progress(console) as bars:

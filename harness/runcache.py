@@ -80,7 +80,32 @@ def plugin_identity(entry: Registered) -> dict:
 
 
 def model_identity(entry: Registered, model) -> dict:
-    return {**model.config(), **plugin_identity(entry)}
+    identity = {**model.config(), **plugin_identity(entry)}
+    weights = weights_identity(getattr(model, "params", None) or {})
+    if weights:  # a model folder's files: weights replaced under the same path never reuse a run
+        identity["weights"] = weights
+    return identity
+
+
+def weights_identity(params) -> dict[str, str]:
+    """``{param: fingerprint}`` of each model parameter (``model``, ``*_model``) that names a
+    local folder: given as a path, or a copy the harness finds for a hub id (``statbench
+    models fetch``, ``$STATBENCH_CACHE/hf/ORG--NAME``), by the files' names, sizes and
+    modification times (:func:`statbench.models.hub.fingerprint`). A hub id the hub serves
+    keeps its name only."""
+    out: dict[str, str] = {}
+    for name, value in sorted(params.items()):
+        if not isinstance(value, str) or not value or not (name == "model" or name.endswith("_model")):
+            continue
+        try:
+            from .models import hub
+
+            found = hub.fingerprint(value)
+        except Exception:  # noqa: BLE001 - the load reports what is wrong with the model
+            continue
+        if found.startswith("dir:"):
+            out[name] = found
+    return out
 
 
 def model_cache_dir(entry: Registered, model, task_checksum: str, split: Split | None) -> Path:
@@ -108,5 +133,7 @@ def split_run_entry(task_name: str, task_checksum: str, split: Split, *, retriev
         # the tag column of the lines (it follows the --model/--reranker spelling, DIST:NAME or NAME)
         "tag": tag,
     }
+    from .splitruns import check_split_run
+
     return CacheEntry(cache_root() / "runs" / task_name / config_key(key), "split-run", key,
-                      required=("run.trec", "index.json"))
+                      required=("run.trec", "index.json"), check=check_split_run)

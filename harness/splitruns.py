@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Iterator
@@ -131,6 +132,76 @@ class SplitRuns(Mapping):
         return b"".join(blocks[qid] for qid in sorted(blocks))
 
 
+def check_split_run(entry: CacheEntry) -> str | None:
+    """Whether a split-run entry's files hold what its key says (``None``) or why not: an
+    index of contiguous byte ranges over the whole run, one block per query of the split's
+    test queries (sorted, each once), lines ``QID Q0 DOC RANK SCORE TAG`` with the key's tag,
+    ranks 1, 2, ..., at most the key's depth, each document once, and scores strictly
+    decreasing at float32 (run format 4). A manifest re-sealed over edited files, or an
+    entry of an older format given the new key, is never used to write a run."""
+    from .runfile import strictly_decreasing_at_float32
+
+    key = entry.key
+    try:
+        test, depth, tag = set(key["split"][1]), int(key["depth"]), run_tag(str(key["tag"]))
+        data = entry.file(RUN_FILE).read_bytes()
+        index = json.loads(entry.file(INDEX_FILE).read_bytes().decode("utf-8"))
+        stats = json.loads(entry.file("stats.json").read_bytes()) if entry.file("stats.json").is_file() else {}
+    except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError) as exc:
+        return f"unreadable split run ({type(exc).__name__})"
+    if not isinstance(stats, dict) or not all(
+            isinstance(k, str) and type(v) in (int, float) and math.isfinite(v) and v >= 0 for k, v in stats.items()):
+        return "stats.json is not a mapping name -> non-negative number"
+    if not isinstance(index, list):
+        return "index.json is not a list"
+    offset, previous = 0, None
+    for item in index:
+        if (not isinstance(item, list) or len(item) != 3 or not isinstance(item[0], str)
+                or not all(type(v) is int for v in item[1:])):
+            return "index.json holds an item other than [query id, start, end]"
+        qid, start, end = item
+        if start != offset or end < start:
+            return f"index.json: the block of query {qid!r} does not follow the previous one"
+        if qid not in test:
+            return f"query {qid!r} is not a test query of split {key['split'][0]!r}"
+        if previous is not None and qid <= previous:
+            return "index.json: query ids not sorted, or repeated"
+        reason = _check_block(data[start:end], qid, tag, depth, strictly_decreasing_at_float32)
+        if reason:
+            return f"query {qid!r}: {reason}"
+        offset, previous = end, qid
+    if offset != len(data):
+        return "run.trec holds bytes no query's block covers"
+    return None
+
+
+def _check_block(block: bytes, qid: str, tag: str, depth: int, strict) -> str | None:
+    try:
+        lines = block.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        return "lines that are not UTF-8"
+    if lines.pop() != "":
+        return "a line without its end"
+    if len(lines) > depth:
+        return f"{len(lines)} documents, more than the depth {depth}"
+    ranking, seen = [], set()
+    for rank, line in enumerate(lines, start=1):
+        cols = line.split(" ")
+        if len(cols) != 6 or cols[0] != qid or cols[1] != "Q0" or cols[3] != str(rank) or cols[5] != tag:
+            return f"line {rank} is not this run's line {rank} (query, rank and tag {tag!r})"
+        try:
+            score = float(cols[4])
+        except ValueError:
+            return f"line {rank}: score {cols[4]!r} is not a number"
+        if cols[2] in seen or not cols[2]:
+            return f"document {cols[2]!r} ranked twice"
+        seen.add(cols[2])
+        ranking.append((cols[2], score))
+    if not strict(ranking):
+        return "scores not strictly decreasing at 32-bit precision (a run of an older format)"
+    return None
+
+
 def scores_entry(task_name: str, run: SplitRun, test: list[str], qrels: Qrels, measures) -> CacheEntry:
     """The cache entry of one split's per-query scores (see the module's docstring)."""
     import ir_measures
@@ -144,9 +215,28 @@ def scores_entry(task_name: str, run: SplitRun, test: list[str], qrels: Qrels, m
                                                                                                 "surrogatepass")).hexdigest(),
         "measures": [[m.label, m.ir_measure] for m in measures],
         "versions": [__version__, ir_measures.__version__],
+        # the queries scored: a scores file is checked to hold these, each on every measure
+        "judged": sorted(judged),
     }
     return CacheEntry(cache_root() / "scores" / task_name / config_key(key), "split-scores", key,
-                      required=(SCORES_FILE,))
+                      required=(SCORES_FILE,), check=check_split_scores)
+
+
+def check_split_scores(entry: CacheEntry) -> str | None:
+    """Whether a scores entry holds a score for each judged test query of its key on each of
+    its measures, every one a finite number >= 0 (``None``), or why not."""
+    try:
+        judged, labels = set(entry.key["judged"]), {label for label, _ in entry.key["measures"]}
+        scores = json.loads(entry.file(SCORES_FILE).read_bytes().decode("utf-8"))
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
+        return f"unreadable scores ({type(exc).__name__})"
+    if not isinstance(scores, dict) or set(scores) != judged:
+        return "scores.json does not hold the split's judged test queries"
+    for qid, values in scores.items():
+        if not isinstance(values, dict) or set(values) != labels or not all(
+                type(v) in (int, float) and math.isfinite(v) and v >= 0 for v in values.values()):
+            return f"scores.json: query {qid!r} has not one finite score >= 0 per measure"
+    return None
 
 
 def cacheable_measures(measures: list[Measure]) -> bool:

@@ -61,7 +61,7 @@ class EncodingCache:
         self.settings = settings
         self.key = config_key(settings)
         self.dir = Path(root) / "encodings" / self.key
-        self.entry = CacheEntry(self.dir, "encodings", settings)
+        self.entry = CacheEntry(self.dir, "encodings", settings, check=self._check)
 
     def exists(self) -> bool:
         """Whether a complete, intact entry is there (it is re-hashed)."""
@@ -95,6 +95,34 @@ class EncodingCache:
             json.dumps({**meta, "settings": self.settings, "extra": sorted(extra)}, ensure_ascii=False, indent=1,
                        sort_keys=True), "utf-8")
         return index
+
+    def _check(self, entry: CacheEntry) -> str | None:
+        """Whether the entry's files agree with each other and with the key (``None``): one
+        vector and one index row per id, ids unique, ``meta.json`` of these settings. A
+        manifest re-sealed over an edited file would otherwise map results to other ids."""
+        import struct
+
+        import numpy as np
+
+        try:
+            ids = json.loads(entry.file("ids.json").read_text("utf-8"))
+            meta = json.loads(entry.file("meta.json").read_text("utf-8"))
+            shape = np.load(entry.file("embeddings.npy"), mmap_mode="r", allow_pickle=False).shape
+            with open(entry.file(INDEX_FILE), "rb") as handle:
+                head = handle.read(16)
+        except (OSError, ValueError, TypeError, RecursionError) as exc:
+            return f"unreadable encodings ({type(exc).__name__})"
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids) or len(set(ids)) != len(ids):
+            return "ids.json is not a list of distinct ids"
+        if not isinstance(meta, dict) or meta.get("settings") != json.loads(
+                json.dumps(self.settings, sort_keys=True, ensure_ascii=False, default=str)):
+            return "meta.json of another configuration"
+        if len(shape) != 2 or shape[0] != len(ids):
+            return f"embeddings.npy holds {shape[0] if shape else 0} vectors for {len(ids)} ids"
+        if len(head) < 16 or head[:4] != b"IxFI" or struct.unpack("<i", head[4:8])[0] != shape[1] \
+                or struct.unpack("<q", head[8:16])[0] != len(ids):
+            return f"{INDEX_FILE} is not the flat index of the {len(ids)} vectors"
+        return None
 
     @staticmethod
     def _read(folder: Path) -> Encodings:

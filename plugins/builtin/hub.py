@@ -230,20 +230,30 @@ def load_error(name: str, exc: BaseException, flag: str = "--param") -> Statbenc
     """The error for a model that could not be loaded, saying where a local copy goes
     (``flag``: the option that takes the model, e.g. ``--reranker-param``)."""
     if Path(name).expanduser().exists():
-        return StatbenchError(f"could not load model from {name}: {type(exc).__name__}: {exc}")
+        return StatbenchError(f"could not load model from {name}: {_short(exc)}")
     from statbench import model_recipes
 
     recipe = model_recipes.for_hub_id(name)
     if recipe is not None:
         return StatbenchError(
-            f"could not load model {name!r} from the Hugging Face hub ({one_line(exc)}). "
+            f"could not load model {name!r} from the Hugging Face hub ({_short(exc)}). "
             f"Offline? Run {' or '.join(model_recipes.routes(recipe))}, or pass {flag} model=DIR, or "
             f"{model_recipes.manual_steps(recipe)}")
     return StatbenchError(
-        f"could not load model {name!r} from the Hugging Face hub ({one_line(exc)}). "
+        f"could not load model {name!r} from the Hugging Face hub ({_short(exc)}). "
         f"Offline? Download it elsewhere (`huggingface-cli download {name} --local-dir DIR`) and either pass "
         f"{flag} model=DIR or put the files in {local_copy_dir(name)}"
     )
+
+
+#: characters of a library's message kept in an error (transformers lists every model type it knows)
+MESSAGE_CHARS = 300
+
+
+def _short(exc: BaseException) -> str:
+    """``Type: first line of the message``, cut to :data:`MESSAGE_CHARS`."""
+    text = one_line(exc)
+    return text if len(text) <= MESSAGE_CHARS else text[:MESSAGE_CHARS - 1] + "…"
 
 
 def load(name: str, loader, flag: str = "--param"):
