@@ -481,6 +481,8 @@ class Results(RunScores):
     reranker: ModelRecord | None = field(default=None, metadata=_NULLABLE)
     #: name of the frozen candidate pool reranked, if any
     pool: str | None = field(default=None, metadata=_NULLABLE)
+    #: sha256 of that pool's file: two pools of one name built differently are two systems
+    pool_sha256: str | None = field(default=None, metadata=_OPTIONAL)
     schema_version: int = field(default=SCHEMA_VERSION, metadata=_FILLED)
     statbench_version: str = field(default=__version__, metadata=_FILLED)
     #: split -> 'hit' or 'miss': whether its ranked run came from the cache
@@ -499,7 +501,7 @@ class Results(RunScores):
     @classmethod
     def build(cls, scores: RunScores, *, task: TaskRecord, model: ModelRecord, command: str, run_file: RunFile,
               timings: Mapping[str, float], reranker: ModelRecord | None = None, pool: str | None = None,
-              created: str | None = None, statbench_version: str | None = None,
+              pool_sha256: str | None = None, created: str | None = None, statbench_version: str | None = None,
               environment: Mapping[str, str] | None = None, cache: Mapping[str, str] | None = None,
               cache_invalid=(), throughput: Mapping[str, float] | None = None,
               extra: Mapping | None = None) -> Results:
@@ -511,7 +513,8 @@ class Results(RunScores):
             schema_version=SCHEMA_VERSION,
             statbench_version=statbench_version or __version__,
             created=created or _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat(),
-            task=task, model=model, reranker=reranker, pool=pool, command=command, run_file=run_file,
+            task=task, model=model, reranker=reranker, pool=pool, pool_sha256=pool_sha256, command=command,
+            run_file=run_file,
             timings=dict(timings),
             cache=None if cache is None else dict(cache),
             cache_invalid=[e if isinstance(e, CacheInvalid) else CacheInvalid.from_json(e) for e in cache_invalid] or None,

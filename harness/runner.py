@@ -445,6 +445,7 @@ class Run:
             model=self._first_stage_record(),
             reranker=_model_record(self.reranker_entry, self.reranker) if self.reranker else None,
             pool=request.pool,
+            pool_sha256=self.data.pools.info.get(request.pool, {}).get("sha256") if request.pool else None,
             command=request.command or equivalent_command(request),
             run_file=run_file,
             environment=_environment(),

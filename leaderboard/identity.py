@@ -84,7 +84,8 @@ def foreign_distribution(record: ModelRecord | None, kind: str) -> str | None:
 
 def identity(results) -> dict:
     """What makes a row (a :class:`Results`, or a results dict): model name and effective
-    parameters, reranker name and effective parameters, pool; the recorded distribution
+    parameters, reranker name and effective parameters, pool (and its file's sha256 where
+    recorded); the recorded distribution
     of a model that is not the installed one of its name; the reduced budget it ran, if any."""
     results = as_results(results)
     reranker = results.reranker
@@ -95,6 +96,8 @@ def identity(results) -> dict:
                                                    "params": effective_params(reranker, "rerankers")},
         "pool": results.pool,
     }
+    if results.pool_sha256:  # two pools of one name built differently rank different candidates
+        ident["pool_sha256"] = results.pool_sha256
     # only where the model is not the installed one: identities of installed models stay as they were
     dist = foreign_distribution(results.model, "retrievers")
     if dist:

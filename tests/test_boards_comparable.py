@@ -235,3 +235,32 @@ def test_reproduce_command_is_what_a_stranger_types():
     own = _builtin(make_results(_scores(0.3), command="statbench run --task toy --model bm25 --data-dir=data"))
     assert reproduce_command(Results.from_json(own)) == \
         "statbench run --task toy --model bm25 --data-dir=$HOME/statbench-data/toy"
+
+
+def test_two_pools_of_one_name_built_differently_are_two_rows(tmp_path):
+    """results.json records the pool file's sha256; a pool rebuilt differently under the same
+    name ranks other candidates, so it never supersedes (or is tested as) the other."""
+    root = tmp_path / "r"
+    for name, value, sha in (("a", 0.3, "a" * 64), ("b", 0.4, "b" * 64)):
+        results = make_results(_scores(value), model="bm25")
+        results.update(pool="hand", pool_sha256=sha)
+        write_result(root / name, results)
+    report = build_site(root, tmp_path / "site")
+    assert report.problems == [] and report.rows == 2
+    assert not any("superseded" in n for n in report.notes)
+
+
+def test_a_pool_run_records_the_pool_files_sha256(tmp_path):
+    import hashlib
+
+    from fixture_data import write_uk_pool
+
+    data = write_uk_pool(tmp_path / "uk", {"p-a": "employer pays wages", "p-b": "tenant rent"},
+                         {"Q1": "who pays wages"}, "Q1\t0\tp-a\t3\n", "Q1 Q0 p-b 1 2.0 x\nQ1 Q0 p-a 2 1.0 x\n")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["run", "--task", "ukstat", "--pool", "hand", "--data-dir", str(data),
+                                      "--output", str(out), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    recorded = Results.read(out / "results.json")
+    assert recorded.pool == "hand"
+    assert recorded.pool_sha256 == hashlib.sha256((data / "pools" / "hand.trec").read_bytes()).hexdigest()
