@@ -52,7 +52,7 @@ class Cell:
 
 
 def _as_param_strings(params: dict[str, Any]) -> list[str]:
-    return [f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in params.items()]
+    return [f"{k}={_param_text(v)}" for k, v in params.items()]
 
 
 def _axes(params: dict[str, Any], prefix: str = "") -> list[tuple[str, list]]:
@@ -135,6 +135,108 @@ def _located(spec: GridSpec, i: int, j: int, exc: StatbenchError) -> GridSpecErr
     return spec.error(message, "models", i)
 
 
+#: cells one experiment file may expand to: far above any real sweep, far below one that
+#: would take hours to expand (a product of long lists)
+MAX_CELLS = 1_000
+
+
+def _param_text(value) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _axis_key(first: dict, second: dict) -> tuple[str, ...]:
+    """The key of the first axis whose values differ (``params``, NAME), for an error's line."""
+    name = next((k for k in second if first.get(k) != second[k] or type(first.get(k)) is not type(second[k])), "")
+    return ("reranker_params", name[len("reranker."):]) if name.startswith("reranker.") else ("params", name)
+
+
+def _check_sweeps(spec: GridSpec) -> None:
+    """No value twice in one sweep (two cells with one folder), no sweep of more than
+    ``MAX_CELLS`` cells (the product of its lists)."""
+    total = 0
+    for i, model in enumerate(spec.models):
+        size = 1
+        for field_name in ("params", "reranker_params"):
+            for name, values in getattr(model, field_name).items():
+                if not isinstance(values, list):
+                    continue
+                size *= len(values)
+                seen: dict[str, int] = {}
+                for k, value in enumerate(values):
+                    text = _param_text(value)
+                    if text in seen:
+                        raise spec.error(f"the sweep of {name} lists {text} twice (items {seen[text]} and {k}): "
+                                         "each value would be one cell with one folder", "models", i, field_name,
+                                         name, k)
+                    seen[text] = k
+        total += size * max(1, len([t for t in spec.tasks if not model.tasks or t.name in model.tasks]))
+        if size > MAX_CELLS or total > MAX_CELLS:
+            raise spec.error(f"the grid expands to more than {MAX_CELLS:,} cells (this model's lists give {size:,} "
+                             "per task): split the experiment", "models", i, "params")
+
+
+def _measures_of(task_name: str) -> list[str] | None:
+    from ..plugins import get_registry
+
+    try:
+        return [m.label for m in get_registry().get("tasks", task_name).cls.task_info().measures]
+    except Exception:  # noqa: BLE001 - an unknown task is reported where its cells are built
+        return None
+
+
+def _protocol_splits(task_name: str, protocol: str | None, splits: tuple[str, ...] | None) -> set[str] | None:
+    """The split names a run with this protocol/splits evaluates (None: not known here)."""
+    from ..plugins import get_registry
+
+    try:
+        info = get_registry().get("tasks", task_name).cls.task_info()
+    except Exception:  # noqa: BLE001
+        return None
+    if splits:
+        return set(splits)
+    name = protocol or info.default_protocol
+    found = next((p for p in info.protocols if p.name == name), None)
+    return set(found.splits) if found is not None else None
+
+
+def _check_measures_and_tuning(spec: GridSpec) -> None:
+    """Measures named in ``expected`` and ``tune`` are the task's; a tuning split is not
+    one the tuned cell is evaluated on (nothing tuned on test queries)."""
+    for i, exp in enumerate(spec.expected):
+        model = next((m for m in spec.models if m.label == exp.label and (not m.tasks or exp.task in m.tasks)), None)
+        swept = model is not None and model.tune is None and any(
+            isinstance(v, list) for v in [*model.params.values(), *model.reranker_params.values()])
+        if swept:
+            raise spec.error(f"model {exp.label!r} is a sweep (one cell per value of its lists): an expected row "
+                             "needs a model of its own with fixed values", "expected", i, "label")
+        declared = _measures_of(exp.task)
+        for measure in exp.scores:
+            if declared is not None and measure not in declared:
+                raise spec.error(f"task {exp.task} reports no measure {measure!r} (its measures: "
+                                 f"{', '.join(declared)})", "expected", i, "scores", measure)
+    for i, model in enumerate(spec.models):
+        if model.tune is None:
+            continue
+        for task in spec.tasks:
+            if model.tasks and task.name not in model.tasks:
+                continue
+            declared = _measures_of(task.name)
+            if declared is not None and model.tune.measure not in declared:
+                raise spec.error(f"task {task.name} reports no measure {model.tune.measure!r} (its measures: "
+                                 f"{', '.join(declared)})", "models", i, "tune", "measure")
+            try:
+                protocol, splits = tuning_split(task.name, model.tune.on)
+            except Exception:  # noqa: BLE001 - an unknown task is reported where its cells are built
+                continue
+            searched = _protocol_splits(task.name, protocol, splits)
+            tested = _protocol_splits(task.name, task.protocol, task.splits)
+            shared = sorted((searched or set()) & (tested or set()))
+            if shared:
+                raise spec.error(f"tune on {model.tune.on!r} searches the split(s) {', '.join(shared)} that the tuned "
+                                 f"cell is evaluated on ({task.name}): that would tune on test queries; tune on a "
+                                 "split the task's protocol does not score", "models", i, "tune", "on")
+
+
 def expand(spec: GridSpec, root: Path | None = None) -> list[Cell]:
     """Every cell the grid runs before tuning picks anything: plain cells, and the search
     cells of every tuned model (its tuned cells follow from their results: ``tuning.py``).
@@ -142,7 +244,11 @@ def expand(spec: GridSpec, root: Path | None = None) -> list[Cell]:
     grid here, with the file, key and line, before any cell starts."""
     root = Path(root or spec.output)
     _check_protocols(spec)
+    _check_sweeps(spec)
+    _check_measures_and_tuning(spec)
     cells: list[Cell] = []
+    made_by: dict[str, int] = {}
+    configurations: dict[tuple, dict] = {}
     for i, model in enumerate(spec.models):
         for j, task in enumerate(spec.tasks):
             if model.tasks and task.name not in model.tasks:
@@ -158,10 +264,16 @@ def expand(spec: GridSpec, root: Path | None = None) -> list[Cell]:
                     raise
                 except StatbenchError as exc:
                     raise _located(spec, i, j, exc) from None
-    seen: dict[str, Cell] = {}
-    for cell in cells:
-        if cell.id in seen:
-            raise StatbenchError(f"{spec.path}: two cells would write {cell.output} ({cell.id}); give the models "
-                                 "distinct labels")
-        seen[cell.id] = cell
+                same = (i, task.name, repr(sorted(cells[-1].params.items())),
+                        repr(sorted(cells[-1].reranker_params.items())))
+                if same in configurations:  # 1 and 1.0 of a float parameter: one configuration, two folders
+                    raise spec.error(f"the sweep gives one configuration twice ({configurations[same]} and {axes}, "
+                                     f"as {model.model or model.pool} reads them): list each value once",
+                                     "models", i, *_axis_key(configurations[same], axes))
+                configurations[same] = axes
+                if cells[-1].id in made_by:
+                    raise spec.error(f"two cells would write {cells[-1].output} ({cells[-1].id}, also a cell of "
+                                     f"models/{made_by[cells[-1].id]}); give the models distinct labels",
+                                     "models", i)
+                made_by[cells[-1].id] = i
     return cells

@@ -86,6 +86,7 @@ def grid(experiment, tasks, models, data_dir, protocol, output, executor, worker
     show_live = (console.is_terminal and executor in ("local", "sequential")) if live is None else live
     board = Board(console, [c.id for c in cells], show_live)
     runner = GridRunner(spec, runner_executor, root=root, retry=retry, cache=cache, board=board)
+    runner.check_splits()
     if dry_run:
         for cell in cells:
             state = "done" if runner.is_done(cell) else "to run"
@@ -103,6 +104,8 @@ def grid(experiment, tasks, models, data_dir, protocol, output, executor, worker
         print_check(console, report.check)
     if spec.leaderboard is not None and not report.failed:
         build_leaderboard(report, spec.leaderboard.resolve(), spec.path if spec.path.is_file() else None)
+    for leak in report.leaks:
+        console.print(f"tune: {leak}", markup=False, highlight=False, soft_wrap=True)
     ran = len(report.worked)
     console.print(f"{len(report.statuses)} cells: {ran} run now, "
                   f"{sum(1 for s in report.statuses.values() if s.status == 'skipped')} already done; "

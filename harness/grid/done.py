@@ -57,23 +57,30 @@ def _cache_of_cells(cache: Path | None):
 def current_data_checksum(cell: Cell, cache: Path | None = None) -> str | None:
     """The checksum a run of ``cell`` would record for the task's data as it is now (None
     when it cannot be known without a run: such a cell is never skipped)."""
+    loaded = current_data(cell.task, cell.data_dir, cache)
+    return None if loaded is None else loaded.checksum
+
+
+def current_data(task_name: str, data_dir: Path | None, cache: Path | None = None):
+    """The task's data as it is now: the cached load summary for these file contents, else
+    a load here (``checksum`` and ``all_splits()``); None when it cannot be had without a run."""
     from ..loadcache import read_summary, summary_entry
     from ..plugins import get_registry
 
     quiet = logging.getLogger("statbench.grid.done")
     quiet.propagate, quiet.disabled = False, True
     try:
-        entry = get_registry().get("tasks", cell.task)
+        entry = get_registry().get("tasks", task_name)
         task = entry.cls()
         with _cache_of_cells(cache):
-            at = summary_entry(task, entry, cell.data_dir, quiet)
+            at = summary_entry(task, entry, data_dir, quiet)
             summary = read_summary(at) if at is not None else None
             if summary is not None:
-                return summary.checksum
-            folder = task.data_folder(cell.data_dir)
+                return summary
+            folder = task.data_folder(data_dir)
             if folder is None or not Path(folder).is_dir():
                 return None  # nothing here to load without fetching it: the run will
-            return task.load(cell.data_dir, quiet).checksum
+            return task.load(data_dir, quiet)
     except Exception:  # noqa: BLE001 - data that cannot be read now: the run says why
         return None
 

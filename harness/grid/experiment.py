@@ -22,7 +22,7 @@ from ..errors import StatbenchError
 from .cellrun import THREAD_VARIABLES, CellJob, CellOutcome
 from .cells import Cell
 from .check import CheckRow, check_rows
-from .done import current_data_checksum, is_done, mark_done
+from .done import current_data, is_done, mark_done
 from .spec import GridSpec
 from .tuning import measure_of, pick, searches, tuned_cell, write_record
 
@@ -45,6 +45,8 @@ class GridReport:
     tuning: list[Path] = field(default_factory=list)
     check: list[CheckRow] = field(default_factory=list)
     seconds: float = 0.0
+    #: tuning notes in words: ties between candidates, tuned cells whose search shared queries with their evaluation
+    leaks: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> list[CellStatus]:
@@ -92,12 +94,44 @@ class GridRunner:
         if self.board is not None:
             self.board.event(cell_id, state, outcome)
 
+    def _data(self, task: str, data_dir: Path | None):
+        """The task's data as it is now (:func:`current_data`, taken once per invocation)."""
+        key = (task, data_dir)
+        if key not in self._checksums:
+            self._checksums[key] = current_data(task, data_dir, self.cache)
+        return self._checksums[key]
+
     def data_checksum(self, cell: Cell) -> str | None:
         """The checksum of the cell's task data as it is now (taken once per invocation)."""
-        key = (cell.task, cell.data_dir)
-        if key not in self._checksums:
-            self._checksums[key] = current_data_checksum(cell, self.cache)
-        return self._checksums[key]
+        data = self._data(cell.task, cell.data_dir)
+        return None if data is None else data.checksum
+
+    def check_splits(self) -> None:
+        """Split names in the file (a task's ``splits``, a ``tune.on`` that is no protocol)
+        are splits of the task's data, found before any cell starts (``statbench run`` only
+        knows once it loaded the data)."""
+        from .cells import tuning_split
+
+        spec = self.spec
+        for j, task in enumerate(spec.tasks):
+            wanted = [(name, ("tasks", j, "splits", k)) for k, name in enumerate(task.splits)]
+            for i, model in enumerate(spec.models):
+                if model.tune is not None and (not model.tasks or task.name in model.tasks):
+                    try:
+                        protocol, splits = tuning_split(task.name, model.tune.on)
+                    except StatbenchError:
+                        continue
+                    wanted += [(name, ("models", i, "tune", "on")) for name in splits or ()]
+            if not wanted:
+                continue
+            data = self._data(task.name, task.data_dir.resolve() if task.data_dir is not None else None)
+            if data is None:
+                continue  # cannot be known without a run: the run says
+            names = [s.name for s in data.all_splits()]
+            for name, keys in wanted:
+                if name not in names:
+                    raise spec.error(f"unknown split of task {task.name} {name!r}; valid choices: "
+                                     f"{', '.join(sorted(names))}", *keys)
 
     def is_done(self, cell: Cell) -> bool:
         return is_done(self.root, cell, self.data_checksum(cell))
@@ -154,19 +188,32 @@ class GridRunner:
     def run(self, cells: list[Cell]) -> GridReport:
         started = time.perf_counter()
         self.run_cells(cells)
-        tuned = []
+        tuned, searched_on = [], {}
         for search in searches(self.spec, cells):
             statuses = [self.report.statuses[c.id] for c in search.cells]
             if any(s.results is None for s in statuses):
                 continue
             scores = {s.cell.id: measure_of(s.results, search.model.tune.measure, s.cell) for s in statuses}
             best = pick(search, scores)
+            tied = [c.id for c in search.cells if c.id != best.id and scores[c.id] == scores[best.id]]
+            if tied:
+                self.report.leaks.append(f"{search.task.name}/{search.model.label}: {best.id} ties with "
+                                         f"{', '.join(tied)} on {search.model.tune.measure} "
+                                         f"({scores[best.id]:.4f}); the first in file order was kept")
             cell = tuned_cell(self.root, search, best)
             self.report.tuning.append(write_record(self.root, search, scores, best, cell))
             tuned.append(cell)
+            searched_on[cell.id] = {q for s in statuses for q in s.results.per_query}
         if self.board is not None:
             self.board.add(c.id for c in tuned)
         self.run_cells(tuned)
+        for cell in tuned:  # nothing tuned on test queries: the splits' names may differ, the queries not
+            status = self.report.statuses[cell.id]
+            shared = searched_on[cell.id] & set(status.results.per_query) if status.results is not None else set()
+            if shared:  # said in the summary and on the console (docs/grid.md, Tuning: it leaks)
+                status.error = (f"warning: tuned on {len(shared)} of the {len(status.results.per_query)} queries it "
+                                f"is evaluated on (e.g. {sorted(shared)[0]!r}): its figures are not test figures")
+                self.report.leaks.append(f"{cell.id}: {status.error}")
         for search in searches(self.spec, cells):
             if all(c.task != search.task.name or c.label != search.model.label for c in tuned):
                 placeholder = f"{search.task.name}/{search.model.label} (tuned)"
@@ -221,6 +268,7 @@ def write_summary(report: GridReport, spec: GridSpec, executor_name: str) -> Pat
         "counts": {k: sum(1 for c in cells if c["status"] == k) for k in ("done", "skipped", "failed", "not-run")},
         "cells": cells,
         "tuning": [str(p) for p in report.tuning],
+        "tuning_leaks": report.leaks or None,
         "check": [r.as_json() for r in report.check] or None,
     })
     return path

@@ -286,6 +286,10 @@ def _typed(path: Path, obj: dict, lines: dict) -> GridSpec:
             if name not in task_names:
                 raise GridSpecError(path, f"task {name!r} is not one of the file's tasks ({', '.join(task_names)})",
                                     _line_of(lines, ["models", i, "tasks"]), f"models/{i}/tasks")
+        if m.get("rerank_depth") is not None and not m.get("reranker"):
+            # statbench run refuses --rerank-depth without --reranker; the grid would drop it
+            raise GridSpecError(path, "rerank_depth without a reranker (it sets how many candidates the reranker "
+                                "sees)", _line_of(lines, ["models", i, "rerank_depth"]), f"models/{i}/rerank_depth")
         if tune is not None and not any(isinstance(v, list) for v in [*params.values(), *rparams.values()]):
             raise GridSpecError(path, "tune needs a parameter grid to search (a list of values in params)",
                                 _line_of(lines, ["models", i, "tune"]), f"models/{i}/tune")
@@ -296,10 +300,13 @@ def _typed(path: Path, obj: dict, lines: dict) -> GridSpec:
             tune=Tune(on=tune["on"], measure=tune["measure"], lower_is_better=tune.get("lower_is_better", False))
             if tune else None))
     for i, model in enumerate(models):
-        clash = next((j for j in range(i) if models[j].label == model.label
+        # labels that differ only in case share a folder on case-insensitive file systems (macOS, Windows)
+        clash = next((j for j in range(i) if models[j].label.lower() == model.label.lower()
                       and set(models[j].tasks or task_names) & set(model.tasks or task_names)), None)
         if clash is not None:
-            raise GridSpecError(path, f"label {model.label!r} is also the label of models/{clash}; give each a "
+            raise GridSpecError(path, f"label {model.label!r} is also the label of models/{clash}"
+                                + (f" ({models[clash].label!r}, in another case)" if models[clash].label != model.label
+                                   else "") + "; give each a "
                                 "distinct 'label'", _line_of(lines, ["models", i]), f"models/{i}")
     labels = {(t, m.label) for m in models for t in (m.tasks or task_names)}
     _refuse_non_finite(path, obj, lines)

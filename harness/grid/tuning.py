@@ -73,7 +73,10 @@ def write_record(root: Path, search: Search, scores: dict[str, float], best: Cel
         "lower_is_better": tune.lower_is_better,
         "candidates": [{"cell": c.id, "params": c.axes, "score": scores[c.id], "output": str(c.output)}
                        for c in search.cells],
-        "best": {"cell": best.id, "params": best.axes, "score": scores[best.id]},
+        "best": {"cell": best.id, "params": best.axes, "score": scores[best.id],
+                 # candidates with the best's score: the first in file order was kept
+                 "tied_with": [c.id for c in search.cells if c.id != best.id and scores[c.id] == scores[best.id]],
+                 "ties": "the first in file order"},
         "tuned_cell": {"cell": tuned.id, "command": tuned.command, "output": str(tuned.output)},
     })
     return path
