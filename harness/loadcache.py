@@ -297,12 +297,16 @@ def _sizes_path(task_name: str) -> Path:
 
 def record_loaded_sizes(task_name: str, checksum: str, sizes: dict[str, int], log: logging.Logger) -> None:
     """Remember the sizes the last run loaded (``statbench list`` shows them beside the
-    declared ones without loading anything)."""
+    declared ones without loading anything); a record already saying so is left as it is
+    (a cached run writes nothing)."""
     from .atomic import write_json
 
+    record = {"checksum": checksum, "sizes": sizes}
+    if _read_sizes_record(task_name) == record:
+        return
     try:
         _sizes_path(task_name).parent.mkdir(parents=True, exist_ok=True)
-        write_json(_sizes_path(task_name), {"checksum": checksum, "sizes": sizes})
+        write_json(_sizes_path(task_name), record)
     except OSError:  # only `list` misses them
         log.debug("could not record the loaded sizes of %s", task_name, exc_info=True)
 
@@ -313,6 +317,12 @@ def loaded_sizes(task_name: str) -> dict[str, int] | None:
     the cache may be damaged or written by anyone: a count that is not a non-negative
     whole number, ``true``, ``1.5``, ``"7"``, ``Infinity``, deep nesting, is never shown
     as a size, and never stops ``statbench list`` or a run)."""
+    record = _read_sizes_record(task_name)
+    return None if record is None else dict(record["sizes"])
+
+
+def _read_sizes_record(task_name: str) -> dict | None:
+    """The record :func:`record_loaded_sizes` wrote, or ``None`` (see :func:`loaded_sizes`)."""
     import stat
 
     path = _sizes_path(task_name)
@@ -324,9 +334,10 @@ def loaded_sizes(task_name: str) -> dict[str, int] | None:
         record = json.loads(path.read_bytes().decode("utf-8"))
     except (OSError, ValueError, RecursionError, MemoryError):
         return None
-    sizes = record.get("sizes") if isinstance(record, dict) else None
-    if not isinstance(record.get("checksum") if isinstance(record, dict) else None, str) or not isinstance(sizes, dict):
+    if not isinstance(record, dict) or not isinstance(record.get("checksum"), str):
         return None
-    if not all(isinstance(k, str) and type(v) is int and 0 <= v < 2**63 for k, v in sizes.items()):
+    sizes = record.get("sizes")
+    if not isinstance(sizes, dict) or not all(isinstance(k, str) and type(v) is int and 0 <= v < 2**63
+                                              for k, v in sizes.items()):
         return None
-    return dict(sizes)
+    return record

@@ -180,8 +180,13 @@ def _shortest_float32_text_value(single: float) -> float:
     return single  # not reached: 9 digits identify every float32
 
 
+def run_tag(tag: str) -> str:
+    """The tag column as run files are written: one column (no space, tab or line break)."""
+    return re.sub(r"\s", "_", tag) or "statbench"
+
+
 def format_run(rankings: Mapping[str, Ranking], tag: str) -> Iterable[str]:
-    tag = re.sub(r"\s", "_", tag) or "statbench"  # one column: no space, tab or line break
+    tag = run_tag(tag)
     for qid in sorted(rankings):
         for rank, (doc_id, score) in enumerate(rankings[qid], start=1):
             yield f"{qid} Q0 {doc_id} {rank} {score!r} {tag}\n"

@@ -27,14 +27,10 @@ from .api import Measure, Qrels, Ranking
 from .cache import CacheEntry
 from .checksum import config_key
 from .paths import cache_root
+from .runfile import run_tag
 
 RUN_FILE, INDEX_FILE, SCORES_FILE = "run.trec", "index.json", "scores.json"
 SCORES_FORMAT_VERSION = "1"
-
-
-def run_tag(tag: str) -> str:
-    """The tag column as :func:`statbench.runfile.format_run` writes it."""
-    return tag.replace(" ", "_") or "statbench"
 
 
 def format_split(rankings: Mapping[str, Ranking], tag: str) -> tuple[bytes, list[list]]:
