@@ -61,7 +61,7 @@ def _cpu() -> tuple[float, float]:
 def timed(language: str, texts: list[str], workers: int, compact: bool = True) -> tuple[float, float, float, object]:
     """(wall s, CPU s of all processes, CPU s of the busiest process, result) of analysing
     ``texts`` with ``workers`` processes (for 2: this process, or the worker)."""
-    from statbench.models.analysis import Analyzer, analyse_texts
+    from statbench.models.lexical.analysis import Analyzer, analyse_texts
 
     previous = os.environ.get("STATBENCH_WORKERS")
     os.environ["STATBENCH_WORKERS"] = str(workers)

@@ -25,7 +25,7 @@ DATA = ROOT.parent / "shared" / "data" / "stard"
 
 def run(name: str, model: str, params: list[str], work: Path, env: dict) -> Path:
     out = work / name
-    args = ["nice", "-n", "10", sys.executable, "-m", "statbench.cli", "run", "--task", "stard", "--model", model,
+    args = ["nice", "-n", "10", sys.executable, "-m", "statbench.commands.cli", "run", "--task", "stard", "--model", model,
             "--data-dir", str(DATA), "--output", str(out), "--no-progress"]
     for param in params:
         args += ["--param", param]
@@ -40,7 +40,7 @@ def run(name: str, model: str, params: list[str], work: Path, env: dict) -> Path
 def compare(a: Path, b: Path, name: str, env: dict) -> None:
     lines = []
     for measure in ("R@100", "R@10", "MRR@10"):
-        done = subprocess.run([sys.executable, "-m", "statbench.cli", "compare", str(a), str(b), "--measure", measure],
+        done = subprocess.run([sys.executable, "-m", "statbench.commands.cli", "compare", str(a), str(b), "--measure", measure],
                               check=True, env=env, capture_output=True, text=True)
         lines.append(done.stdout)
     (RESULTS / f"{name}.compare.txt").write_text("".join(lines), "utf-8")
@@ -50,7 +50,7 @@ def compare(a: Path, b: Path, name: str, env: dict) -> None:
 def graph() -> None:
     import logging
 
-    from statbench.models.legal_graph import build_graph, heading_path
+    from statbench.models.gdsr.legal_graph import build_graph, heading_path
     from statbench.tasks.stard import Stard
 
     corpus = list(Stard().load(DATA, logging.getLogger("bench")).corpus.values())

@@ -26,7 +26,7 @@ EXECUTORS = ("sequential", "local", "ray")
 
 def run_grid(experiment: Path, root: Path, executor: str, workers: int, check: bool) -> tuple[float, int, str]:
     out, cache = root / executor / "out", root / executor / "cache"
-    args = [sys.executable, "-m", "statbench.cli", "grid", str(experiment), "--output", str(out), "--cache", str(cache),
+    args = [sys.executable, "-m", "statbench.commands.cli", "grid", str(experiment), "--output", str(out), "--cache", str(cache),
             "--executor", executor, "--workers", str(workers), "--no-live"]
     if check:
         args.append("--check")

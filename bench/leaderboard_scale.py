@@ -8,7 +8,7 @@ baseline on every board (so the significance tests run), rerankers on a quarter 
 rows, and a run file per result (``--run-depth`` documents per query) whose checksum is
 the one in the results. Per-query scores come from simulated ranks of the relevant
 articles (shared query difficulty + model skill), so they tie and correlate as real
-scores do. Every file passes ``statbench.results.read_results`` and the leaderboard's
+scores do. Every file passes ``statbench.results.record.read_results`` and the leaderboard's
 checks.
 
 For each N: wall seconds of ``statbench leaderboard build`` in a fresh process, the split
@@ -129,7 +129,7 @@ def _per_query(board: str, measures, queries, skill: float, rng) -> dict[str, di
 
 def _row_spec(board: str, j: int, rng) -> dict:
     """Model, parameters, reranker and pool of the j-th result of a board (j = 0: bm25)."""
-    from statbench.plugins import get_registry
+    from statbench.registry.plugins import get_registry
 
     registry = get_registry()
     names = MODELS[board]
@@ -161,7 +161,7 @@ def generate(root: Path, n: int, seed: int = SEED, run_depth: int = 10) -> list[
     import numpy as np
 
     from statbench.leaderboard.sample import sample_results, write_result
-    from statbench.plugins import get_registry
+    from statbench.registry.plugins import get_registry
 
     registry = get_registry()
     rng = np.random.default_rng(seed)
@@ -245,7 +245,7 @@ def profile_build(results: Path, out: Path) -> dict:
     targets = dict(PHASES)
     # the bootstrap: board-wide (statbench.leaderboard.stats) or per comparison (before it)
     targets[("statbench.leaderboard.stats", "bootstrap_intervals")] = "bootstrap"
-    targets[("statbench.significance", "bootstrap_ci")] = "bootstrap"
+    targets[("statbench.scoring.significance", "bootstrap_ci")] = "bootstrap"
     for (module_name, attr), phase in targets.items():
         try:
             module = importlib.import_module(module_name)
@@ -281,7 +281,7 @@ def cli_build(results: Path, out: Path) -> tuple[float, float]:
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "statbench.cli", "leaderboard", "build", "--results", str(results),
+    subprocess.run([sys.executable, "-m", "statbench.commands.cli", "leaderboard", "build", "--results", str(results),
                     "--out", str(out)], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

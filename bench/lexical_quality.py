@@ -1,6 +1,6 @@
 """Every lexical and static-embedding model on STARD and the UK set, next to the published figures.
 
-Runs go through the normal harness (``statbench.runner.execute``), so their outputs and
+Runs go through the normal harness (``statbench.run.runner.execute``), so their outputs and
 caches are the ones ``statbench run`` writes. A model that cannot run here (docT5query
 without its weights, a task that is not registered) is listed with the reason.
 
@@ -59,8 +59,9 @@ def measures_of(task) -> list[str]:
 
 def run_task(task_name: str, data_dir: Path, out_root: Path, log) -> str:
     from statbench.errors import StatbenchError
-    from statbench.plugins import get_registry
-    from statbench.runner import RunRequest, execute
+    from statbench.registry.plugins import get_registry
+    from statbench.run.runner import execute
+    from statbench.run.request import RunRequest
 
     registry = get_registry()
     if task_name not in registry.tasks:
@@ -128,7 +129,7 @@ def main(argv=None) -> None:
     text = "\n".join(parts)
     print(text)
     if args.output:
-        from statbench.atomic import write_text
+        from statbench.storage.atomic import write_text
 
         write_text(args.output, text)
 

@@ -30,7 +30,7 @@ K = 100
 
 def worker(backend: str, task_name: str, data_dir: str, sample: int) -> dict:
     t0 = time.perf_counter()
-    from statbench.plugins import get_registry
+    from statbench.registry.plugins import get_registry
 
     task = get_registry().get("tasks", task_name).cls()
     data = task.load(Path(data_dir), logging.getLogger("bench"))
@@ -48,7 +48,7 @@ def worker(backend: str, task_name: str, data_dir: str, sample: int) -> dict:
 
 
 def _analyse(task, data, corpus, queries, times, segmenter="jieba-rs"):
-    from statbench.models.analysis import Analyzer, analyse_texts
+    from statbench.models.lexical.analysis import Analyzer, analyse_texts
 
     t = time.perf_counter()
     analyzer = Analyzer(task.language, stopwords=data.stopwords, segmenter=segmenter)
@@ -86,7 +86,7 @@ def _bm25s_pyjieba(*args):
 
 def _lucene(task, data, corpus, queries, times, sample, pretokenized: bool = False):
     t = time.perf_counter()
-    from statbench.models.lucene import LuceneIndex, start_jvm
+    from statbench.models.lexical.lucene import LuceneIndex, start_jvm
 
     start_jvm()
     times["startup"] = time.perf_counter() - t
@@ -158,7 +158,7 @@ def median_run(runs: list[dict]) -> dict:
 
 
 def table(results: list[dict], args) -> str:
-    from statbench.models.analysis import analysis_workers, usable_cpus
+    from statbench.models.lexical.analysis import analysis_workers, usable_cpus
 
     base = next(r for r in results if r["backend"] == "bm25s")
     first = results[0]
@@ -233,7 +233,7 @@ def main(argv=None) -> None:
              f"(other work on the machine inflates every figure; compare the ratios).\n")
     print(text)
     if args.output:
-        from statbench.atomic import write_text
+        from statbench.storage.atomic import write_text
 
         write_text(args.output, text)
 

@@ -66,9 +66,10 @@ def main(argv=None) -> int:
     parser.add_argument("--work", type=Path, default=Path("/tmp/statbench-bench"))
     args = parser.parse_args(argv)
 
-    from statbench.models import hub
-    from statbench.plugins import get_registry
-    from statbench.runner import RunRequest, execute
+    from statbench.models.shared import hub
+    from statbench.registry.plugins import get_registry
+    from statbench.run.runner import execute
+    from statbench.run.request import RunRequest
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     log = logging.getLogger("statbench")

@@ -66,7 +66,7 @@ def median_wall(cmd, repeat: int, env=None) -> float:
 
 
 def statbench(*args) -> list[str]:
-    return [sys.executable, "-m", "statbench.cli", *args]
+    return [sys.executable, "-m", "statbench.commands.cli", *args]
 
 
 def runs(stard: Path, work: Path, repeat: int) -> dict:
@@ -206,7 +206,7 @@ def watch():  # the processes this one starts (analysis workers): their own peak
 threading.Thread(target=watch, daemon=True).start()
 atexit.register(lambda: print(f"PEAK {hwm()} {max(workers.values(), default=0)} {len(workers)}", file=sys.stderr))
 sys.argv = ["statbench", *sys.argv[1:]]
-from statbench.cli import main
+from statbench.commands.cli import main
 main()
 """
 

@@ -65,7 +65,7 @@ def rerun_command(results: Path, out: Path) -> list[str]:
 
 def rewrite_run(path: Path) -> int:
     """Re-write a committed run with the current writer; the number of lines whose score changed."""
-    from statbench.runfile import order_ranking, read_run, write_run
+    from statbench.data.runfile import order_ranking, read_run, write_run
 
     text = path.read_text("utf-8")
     tag = text.split("\n", 1)[0].split()[5]
@@ -79,7 +79,7 @@ def rewrite_run(path: Path) -> int:
 
 
 def evaluate(run: Path, task: str, log) -> dict:
-    from statbench.evaluation import evaluate_run_file
+    from statbench.scoring.evaluate_file import evaluate_run_file
 
     return evaluate_run_file(run, task, DATA_DIRS[task], None, log)
 
@@ -206,7 +206,7 @@ def main(argv=None) -> None:
                 if key in new_scores:
                     new[key] = new_scores[key]
             new["run_file"] = {**old.get("run_file", {}), "sha256": new_scores["run_file"]["sha256"]}
-            from statbench.atomic import write_text
+            from statbench.storage.atomic import write_text
 
             write_text(results_path, json.dumps(new, indent=2, ensure_ascii=False) + "\n")
             out.append(f"- `{name}/run.trec`: {changed} line(s) re-scored")
@@ -240,7 +240,7 @@ def main(argv=None) -> None:
     for name, run, results in scored:
         from array import array
 
-        from statbench.runfile import read_run
+        from statbench.data.runfile import read_run
 
         tied = sum(len(set(array("f", [s for _, s in r]))) < len(r) for r in read_run(run).values())
         found = agreement(run, results, log)
@@ -256,7 +256,7 @@ def main(argv=None) -> None:
     text = "\n".join(out) + "\n"
     print(text)
     if args.output:
-        from statbench.atomic import write_text
+        from statbench.storage.atomic import write_text
 
         write_text(args.output, text)
 

@@ -22,18 +22,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from statbench.atomic import write_text
+from statbench.storage.atomic import write_text
 
 #: (module, attribute path, label): the new checks, timed where they are called.
 PROBES = [
-    ("statbench.runcache", "corpus_checksum", "corpus checksum"),
-    ("statbench.runcache", "queries_checksum", "queries + qrels checksum"),
-    ("statbench.runner", "check_task_data", "loaded-data checks"),
-    ("statbench.runner", "check_rankings", "ranking checks"),
-    ("statbench.cache", "CacheEntry.verify", "cache manifest verification"),
-    ("statbench.cache", "CacheEntry._seal", "cache manifest sealing"),
-    ("statbench.outputs", "OutputSet.check", "output folder check"),
-    ("statbench.outputs", "OutputSet._swap_in", "output swap"),
+    ("statbench.run.runcache", "corpus_checksum", "corpus checksum"),
+    ("statbench.run.runcache", "queries_checksum", "queries + qrels checksum"),
+    ("statbench.run.runner", "check_task_data", "loaded-data checks"),
+    ("statbench.run.runner", "check_rankings", "ranking checks"),
+    ("statbench.storage.cache", "CacheEntry.verify", "cache manifest verification"),
+    ("statbench.storage.cache", "CacheEntry._seal", "cache manifest sealing"),
+    ("statbench.run.outputs", "OutputSet.check", "output folder check"),
+    ("statbench.run.outputs", "OutputSet._swap_in", "output swap"),
 ]
 
 
@@ -57,7 +57,8 @@ def instrument(spent: dict[str, float]):
 
 
 def one_run(task: str, model: str, data_dir: Path, output: Path) -> float:
-    from statbench.runner import RunRequest, execute
+    from statbench.run.runner import execute
+    from statbench.run.request import RunRequest
 
     t0 = time.perf_counter()
     execute(RunRequest(task=task, model=model, data_dir=data_dir, output=output),

@@ -1,11 +1,38 @@
 """statbench: a benchmark harness for statutory article retrieval.
 
-The core (this package) knows nothing about particular models or tasks: those arrive
-as plugins through the ``statbench`` entry-point group (see :mod:`statbench.hookspecs`).
+The core (this package) knows nothing about particular models or tasks: those arrive as
+plugins through the ``statbench`` entry-point group (see :mod:`statbench.registry.hookspecs`).
+A plugin author imports from :mod:`statbench.api` only. The core's subpackages, bottom up
+(a layer imports only from the layers above it in this list):
+
+- :mod:`statbench.errors`: the one-line errors every layer raises;
+- :mod:`statbench.contract`: the types shared by the core and every plugin (records,
+  TaskInfo, Task, Retriever, Reranker, Param);
+- :mod:`statbench.data`: strict readers and writers of the files (JSON, JSONL, CSV, TREC
+  run and qrels files), checksums, downloads, weight recipes;
+- :mod:`statbench.storage`: atomic writes, the cache folder, cache entries;
+- :mod:`statbench.terminal`: console logging and progress bars;
+- :mod:`statbench.registry`: plugin discovery (pluggy), hook specifications, and the
+  checks every plugin output passes;
+- :mod:`statbench.loading`: task declarations (JSON, BEIR folders, ir_datasets),
+  splits, frozen pools, the cached summary of a loaded task;
+- :mod:`statbench.scoring`: measures (ir-measures and custom), scoring, significance,
+  comparison with published figures;
+- :mod:`statbench.results`: the typed record of a run (results.json);
+- :mod:`statbench.run`: a run, its cache and its output set;
+- :mod:`statbench.grid`: experiments as cells of runs, on local, Ray or Slurm executors;
+- :mod:`statbench.commands`: the command line (core commands and command plugins).
+
+Built-in models live in :mod:`statbench.models`, tasks in :mod:`statbench.tasks`, the
+static site in :mod:`statbench.leaderboard`; all three register as plugins do.
 """
 
 __version__ = "0.1.0"
 
-from .hookspecs import hookimpl  # noqa: E402  (re-exported for plugin authors)
+from statbench import compat  # noqa: E402
+
+compat.install()
+
+from statbench.registry.hookspecs import hookimpl  # noqa: E402  (re-exported for plugin authors)
 
 __all__ = ["__version__", "hookimpl"]

@@ -15,9 +15,17 @@ import json
 import logging
 from pathlib import Path
 
-from .api import Document, Query, Reranker, Retriever, RunContext
-from .checks import PluginError, TaskDataError, check_model_class, check_rankings, check_task_class, check_task_data
-from .plugins import load_entry_points, pm, reset_registry
+from statbench.contract.model import Reranker, Retriever, RunContext
+from statbench.contract.records import Document, Query
+from statbench.registry.checks import (
+    PluginError,
+    TaskDataError,
+    check_model_class,
+    check_rankings,
+    check_task_class,
+    check_task_data,
+)
+from statbench.registry.plugins import load_entry_points, pm, reset_registry
 
 SAMPLE_CORPUS = (
     Document("d1", "The tenant must pay the rent on the first day of each month."),
@@ -52,7 +60,7 @@ def _check_class(cls, base: type) -> None:
 
 
 def _check_rankings(owner: str, rankings, query_ids, allowed_docs, k: int | None, candidates=None) -> None:
-    """The runner's own checks (statbench.checks.check_rankings), as assertions."""
+    """The runner's own checks (statbench.registry.checks.check_rankings), as assertions."""
     with _as_assertion():
         check_rankings(rankings, owner=owner, query_ids=set(query_ids), corpus=set(allowed_docs),
                        candidates=candidates, k=k)

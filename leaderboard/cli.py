@@ -8,7 +8,6 @@ import re
 from pathlib import Path
 
 import click
-
 from statbench import hookimpl
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -39,7 +38,7 @@ def leaderboard():
               help="Copy the run files (gzipped) into the site and link them.")
 def build(results_dir, out_dir, baseline, measure, run_files):
     """Write an index and one page per task; invalid results files are reported and skipped."""
-    from .site import build_site
+    from statbench.leaderboard.site import build_site
 
     report = build_site(results_dir, out_dir, baseline=baseline, measure=measure, copy_runs=run_files)
     for note in report.notes:

@@ -20,16 +20,14 @@ import json
 import math
 import re
 import statistics
-from operator import itemgetter
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
-
 from typing import NamedTuple
 
 from statbench.errors import DataFormatError, StatbenchError
-from statbench.results import ModelRecord, Results, as_scores
-
-from .identity import budget, identity  # noqa: F401 (identity: part of this module's interface)
+from statbench.leaderboard.identity import budget, identity  # noqa: F401 (identity: part of this module's interface)
+from statbench.results.record import ModelRecord, Results, as_scores
 
 #: ir-measures measures whose every value lies in [0, 1] (by name, as in ``R@100``,
 #: ``nDCG(gains=...)@10``, ``RR(rel=2)@5``). Others (NumRet, RBP, INST, alpha_nDCG, ...)
@@ -151,14 +149,14 @@ def split_set(results) -> tuple[tuple[str, int], ...]:
     return tuple(sorted((s.name, s.n_queries) for s in as_scores(results).splits))
 
 
-from statbench.results import parse_strict, read_results, schema_errors  # noqa: E402,F401 (strict reading lives in the core)
+from statbench.results.record import parse_strict, read_results, schema_errors  # noqa: E402,F401 (strict reading lives in the core)
 
 # --- checks the schema cannot express ------------------------------------------------------
 
 
 def is_bounded(measure: str) -> bool:
     """Whether every value of the measure ``measure`` lies in [0, 1]: an ir-measures measure
-    listed in :data:`BOUNDED_MEASURES`, or a custom measure (statbench.measures) of a
+    listed in :data:`BOUNDED_MEASURES`, or a custom measure (statbench.scoring.measures) of a
     registered plugin whose declared ``bounds`` lie within [0, 1]. Any other (a custom
     measure whose plugin is not installed included) is only checked for being finite."""
     match = _MEASURE_NAME.match(measure)
@@ -168,7 +166,7 @@ def is_bounded(measure: str) -> bool:
 
     if match and match.group(1) in ir_measures.measures.registry:
         return False
-    from statbench.measures import custom_bounds
+    from statbench.scoring.measures import custom_bounds
 
     bounds = custom_bounds(measure)
     return bounds is not None and bounds[0] >= 0.0 and bounds[1] <= 1.0
@@ -355,7 +353,7 @@ def _splits_label(splits: tuple[tuple[str, int], ...], with_counts: bool) -> str
 def corpus_unit(task: str) -> str:
     """What the task calls its documents ("articles", "passages"): its declaration when
     installed, else "documents"."""
-    from statbench.plugins import get_registry
+    from statbench.registry.plugins import get_registry
 
     entry = get_registry().tasks.get(task)
     info = entry.cls.task_info() if entry is not None else None

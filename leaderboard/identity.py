@@ -18,7 +18,7 @@ declarations (e.g. ``preset=cpu-small`` of dsr/gdsr), never from a list of names
 
 from __future__ import annotations
 
-from statbench.results import ModelRecord, as_results
+from statbench.results.record import ModelRecord, as_results
 
 
 def declared(record: ModelRecord | None, kind: str):
@@ -26,7 +26,7 @@ def declared(record: ModelRecord | None, kind: str):
     when it is not installed or is provided by another distribution than the one recorded."""
     if record is None:
         return None
-    from statbench.plugins import get_registry
+    from statbench.registry.plugins import get_registry
 
     entry = getattr(get_registry(), kind).get(record.name)
     if entry is None:
@@ -120,7 +120,7 @@ def record_budget(record: ModelRecord | None, kind: str) -> str | None:
     cls = declared(record, kind)
     if cls is None:
         return None
-    from statbench.params import budget_of
+    from statbench.contract.params import budget_of
 
     return budget_of(record.params, cls.param_specs())
 

@@ -1,6 +1,6 @@
 """Synthetic, schema-valid results for previewing and testing the site without running
 any model: :func:`make_results` builds one results dict from per-query scores (through
-:meth:`statbench.results.Results.build`, like the runner),
+:meth:`statbench.results.record.Results.build`, like the runner),
 :func:`write_sample` a small folder of them (deterministic, seeded)."""
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ import statistics
 from collections.abc import Mapping
 from pathlib import Path
 
-from statbench.atomic import write_json, write_text
-from statbench.results import (
+from statbench.results.record import (
     MeanStd,
     MeasureRecord,
     ModelRecord,
@@ -23,6 +22,7 @@ from statbench.results import (
     SplitScores,
     TaskRecord,
 )
+from statbench.storage.atomic import write_json, write_text
 
 SAMPLE_TASK = "toy"
 SAMPLE_MEASURES = ("R@5", "R@10", "R@100", "nDCG@10")

@@ -20,12 +20,11 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from statbench import __version__
 from statbench.api import FAMILIES
-from statbench.checksum import file_sha256
+from statbench.data.checksum import file_sha256
 from statbench.errors import StatbenchError
-
-from .collect import FIRST_VERSION, Row, collect, is_bounded
-from .reproduction import copy_reproduction
-from .plots import Series, category_bars, recall_cutoffs, recall_curves
+from statbench.leaderboard.collect import FIRST_VERSION, Row, collect, is_bounded
+from statbench.leaderboard.plots import Series, category_bars, recall_curves, recall_cutoffs
+from statbench.scoring.reproduction import copy_reproduction
 
 MARKER = ".statbench-site"
 DEFAULT_BASELINE = "bm25"
@@ -93,7 +92,7 @@ def _environment():
     env.filters["json_for_html"] = lambda obj: markupsafe.Markup(json_for_html(obj))
     env.filters["budget_values"] = budget_values
     env.filters["signed"] = lambda v: "—" if v is None else f"{v:+.4f}"
-    from statbench.significance import format_p
+    from statbench.scoring.significance import format_p
 
     env.filters["p"] = format_p
     return env
@@ -126,7 +125,7 @@ def _task_info(name: str, rows: list[Row]) -> dict:
     ranked with the runs) and the others
     (``published_apart``: a block of their own, titled with both data, never ranked,
     tested or drawn)."""
-    from statbench.plugins import get_registry
+    from statbench.registry.plugins import get_registry
 
     entry = get_registry().tasks.get(name)
     cls = entry.cls if entry else None
@@ -212,9 +211,8 @@ def _significance(rows, measure: str, base: Row | None) -> tuple[dict[str, objec
     """Comparisons by row key, and the rows not tested with the reason. A paired test needs
     exactly the same (non-empty) query set on both sides: any other row is left out of the
     tests (and of Holm's count), never shown as not significant."""
-    from statbench.significance import query_set_difference
-
-    from .stats import compare_board
+    from statbench.leaderboard.stats import compare_board
+    from statbench.scoring.significance import query_set_difference
 
     if base is None:
         return {}, []
@@ -355,7 +353,7 @@ def reproduce_command(res) -> str:
 
 
 def _plugin_text(plugin) -> str:
-    """``name (distribution version)`` of a :class:`~statbench.results.PluginRecord`."""
+    """``name (distribution version)`` of a :class:`~statbench.results.record.PluginRecord`."""
     return f"{plugin.name} ({plugin.distribution or 'in-process'} {plugin.version or ''})".strip()
 
 
@@ -549,7 +547,7 @@ def _row_data(v: dict, page_index: int) -> dict:
     """What the script needs to show a row that is not on the page it runs on (the page's
     JSON): sort keys, filter keys, the cells as the page prints them (so the script never
     formats a number), the marker, and the page that holds the row's details."""
-    from statbench.significance import format_p
+    from statbench.scoring.significance import format_p
 
     comparison = v.get("comparison")
     return {
@@ -572,7 +570,7 @@ def _row_data(v: dict, page_index: int) -> dict:
 
 def _task_page(name: str, rows: list[Row], baseline: str, measure: str | None, dest: Path,
                task_slug: str, copy_runs: bool, results_root: Path, page_size: int = PAGE_SIZE) -> dict:
-    from statbench.significance import primary_measure
+    from statbench.scoring.significance import primary_measure
 
     info = _task_info(rows[0].task, rows)
     labels_all = [m["label"] for m in info["measures"]]

@@ -1,5 +1,5 @@
 """The significance tests of one board, all systems at once: the figures of
-:func:`statbench.significance.compare_to_baseline`, computed on a (systems x queries)
+:func:`statbench.scoring.significance.compare_to_baseline`, computed on a (systems x queries)
 matrix instead of one system at a time.
 
 - Every system of a board is paired with the baseline on the same query set, and every
@@ -15,7 +15,7 @@ matrix instead of one system at a time.
   are left out there as in the one-system call, so the statistic and p are the same);
   its permutation test (13 or fewer differences, tied) is done by :func:`sign_flip_p`;
   its exact test (50 or fewer, untied) through
-  :func:`statbench.significance.wilcoxon_p`, one system at a time.
+  :func:`statbench.scoring.significance.wilcoxon_p`, one system at a time.
 - Means, Cohen's d, wins/ties/losses and Holm: as in the one-system code, per row.
 """
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from statbench.significance import (
+from statbench.scoring.significance import (
     ALPHA,
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
@@ -45,7 +45,7 @@ _PERMUTATION_MAX = 13
 def bootstrap_intervals(diffs, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
                         level: float = 0.95):
     """Percentile bootstrap intervals of the mean of every row of ``diffs`` (systems x
-    queries), each as :func:`statbench.significance.bootstrap_ci` gives it for that row:
+    queries), each as :func:`statbench.scoring.significance.bootstrap_ci` gives it for that row:
     (lows, highs) arrays."""
     import numpy as np
 
@@ -92,7 +92,7 @@ def sign_flip_p(nonzero) -> tuple[float, float]:
 
 
 def wilcoxon_rows(diffs) -> list[tuple[float | None, float]]:
-    """(statistic, two-sided p) of every row, as :func:`statbench.significance.wilcoxon_p`
+    """(statistic, two-sided p) of every row, as :func:`statbench.scoring.significance.wilcoxon_p`
     gives it for that row."""
     import numpy as np
     from scipy import stats
@@ -132,7 +132,7 @@ def compare_board(
     resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = BOOTSTRAP_SEED,
 ) -> list[Comparison]:
-    """:func:`statbench.significance.compare_to_baseline`, vectorised over the systems
+    """:func:`statbench.scoring.significance.compare_to_baseline`, vectorised over the systems
     (same arguments, same order of results, same figures: see the module's note on the
     bootstrap)."""
     import numpy as np

@@ -5,7 +5,7 @@ Each article keeps its legislative structure in ``Document.fields``: the code, t
 ``description`` (the concatenated headings) and the heading path parsed from it
 (``heading_path`` = code › book › title › chapter › section, plus one field per level found).
 The dev split is carved out of the training questions with a fixed seed (see
-:func:`statbench.splits.carve_dev`), because the G-DSR paper did not publish its ids."""
+:func:`statbench.loading.splits.carve_dev`), because the G-DSR paper did not publish its ids."""
 
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ from pathlib import Path
 
 from statbench import hookimpl
 from statbench.api import Document, Query, Split, TaskData
-from statbench.checksum import files_sha256
-from statbench.dataio import query_text, read_csv, record_id
+from statbench.data.checksum import files_sha256
+from statbench.data.dataio import query_text, read_csv, record_id
+from statbench.data.validation import check_qrels_against_corpus
 from statbench.errors import DataFormatError
-from statbench.splits import carve_dev
-from statbench.taskdef import DefinedTask
-from statbench.validation import check_qrels_against_corpus
+from statbench.loading.splits import carve_dev
+from statbench.loading.taskdef import DefinedTask
 
 ARTICLE_COLUMNS = ("id", "article", "code", "article_no", "description", "law_type")
 QUESTION_COLUMNS = ("id", "question", "category", "subcategory", "extra_description", "article_ids")

@@ -21,16 +21,23 @@ from pathlib import Path
 
 from statbench import hookimpl
 from statbench.api import Document, Query, Split, TaskData
-from statbench.checksum import files_sha256
-from statbench.dataio import (
-    id_value, item_error, json_type, query_text, read_json_list, read_jsonl, read_lines, read_nonblank_lines,
-    record_id, text_value,
+from statbench.data.checksum import files_sha256
+from statbench.data.dataio import (
+    id_value,
+    item_error,
+    json_type,
+    query_text,
+    read_json_list,
+    read_jsonl,
+    read_lines,
+    read_nonblank_lines,
+    record_id,
+    text_value,
 )
+from statbench.data.validation import check_qrels_against_corpus
 from statbench.errors import DataFormatError
-from statbench.splits import kfold_assignment, kfold_splits
-from statbench.taskdef import DefinedTask
-from statbench.validation import check_qrels_against_corpus
-
+from statbench.loading.splits import kfold_assignment, kfold_splits
+from statbench.loading.taskdef import DefinedTask
 
 OFFICIAL_FILES = ("train.query.txt", "dev.query.txt")
 STRUCTURE_FILE = "structure.jsonl"

@@ -17,7 +17,7 @@ content}`` only and loads with empty fields (its former metadata told judged pas
 distractors). The query's anchoring instrument (``doc_id`` in the evaluation set,
 ``query_instrument.tsv``) tells where the answer is, so it is never read.
 
-The 471 MB real corpus is read item by item (:func:`statbench.dataio.read_json_list`
+The 471 MB real corpus is read item by item (:func:`statbench.data.dataio.read_json_list`
 streams), so loading costs the passages, not the file's text as well."""
 
 from __future__ import annotations
@@ -27,14 +27,21 @@ from pathlib import Path
 
 from statbench import hookimpl
 from statbench.api import Document, Query, Split, TaskData
-from statbench.checksum import files_sha256
-from statbench.dataio import (
-    id_value, item_error, json_type, query_text, read_json_list, read_jsonl, record_id, text_value,
+from statbench.data.checksum import files_sha256
+from statbench.data.dataio import (
+    id_value,
+    item_error,
+    json_type,
+    query_text,
+    read_json_list,
+    read_jsonl,
+    record_id,
+    text_value,
 )
+from statbench.data.runfile import read_qrels
+from statbench.data.validation import check_qrels_against_corpus
 from statbench.errors import DataFormatError, DownloadError
-from statbench.runfile import read_qrels
-from statbench.taskdef import DefinedTask
-from statbench.validation import check_qrels_against_corpus
+from statbench.loading.taskdef import DefinedTask
 
 
 class UkStatutes(DefinedTask):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from statbench import plugins
+from statbench.registry import plugins
 
 from fixture_data import STARD_CORPUS, STARD_QUERIES, write_jsonl  # noqa: F401 (re-exported for fixtures)
 
@@ -40,7 +40,7 @@ def fake_distributions(tmp_path, monkeypatch):
     import sys
     import textwrap
 
-    from statbench import plugins as registry
+    from statbench.registry import plugins as registry
 
     modules: list[str] = []
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from statbench import hookimpl
 from statbench.api import Retriever
-from statbench.params import Param
+from statbench.contract.params import Param
 
 
 class Rotate(Retriever):
@@ -108,7 +108,7 @@ def mrr(offset: int, queries, cutoff: int = 3) -> float:
 
 def grid(*args, env: dict | None = None, cwd=None) -> subprocess.CompletedProcess:
     """``statbench grid ARGS`` in a subprocess (the cells are subprocesses of it)."""
-    return subprocess.run([sys.executable, "-m", "statbench.cli", "grid", *map(str, args)], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "statbench.commands.cli", "grid", *map(str, args)], capture_output=True,
                           text=True, env={**os.environ, **(env or {})}, cwd=cwd)
 
 

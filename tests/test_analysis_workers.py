@@ -16,14 +16,14 @@ import pytest
 from lexical_fixtures import context
 from statbench.api import Document, Query
 from statbench.errors import StatbenchError
-from statbench.models import analysis_worker
-from statbench.models.analysis import Analyzer, _merge, _nfkc, analyse_texts, tokenize_corpus
-from statbench.models.analysis_worker import CLAIMS, Part
-from statbench.models.bm25 import BM25
-from statbench.models.bm25_index import index_bm25s
-from statbench.models.tfidf import TfIdf
-from statbench.models.tokenized import TokenizedCorpus
-from statbench.models.topk import distinct, top_k
+from statbench.models.lexical import analysis_worker
+from statbench.models.lexical.analysis import Analyzer, _merge, _nfkc, analyse_texts, tokenize_corpus
+from statbench.models.lexical.analysis_worker import CLAIMS, Part
+from statbench.models.lexical.bm25 import BM25
+from statbench.models.lexical.bm25_index import index_bm25s
+from statbench.models.lexical.tfidf import TfIdf
+from statbench.models.lexical.tokenized import TokenizedCorpus
+from statbench.models.shared.topk import distinct, top_k
 
 ELISION = re.compile(r"\b(?:l|d|j|m|n|s|t|c|qu|jusqu|lorsqu|puisqu|quoiqu)['’]", re.IGNORECASE)
 
@@ -254,7 +254,7 @@ def _count_sparse(monkeypatch, module) -> list:
 
 
 def test_bm25_ranks_sparse_queries_as_dense_scoring_does(tmp_path, monkeypatch):
-    from statbench.models import bm25
+    from statbench.models.lexical import bm25
 
     monkeypatch.setenv("STATBENCH_WORKERS", "1")
     sparse = _count_sparse(monkeypatch, bm25)
@@ -275,7 +275,7 @@ def test_bm25_ranks_sparse_queries_as_dense_scoring_does(tmp_path, monkeypatch):
 
 
 def test_tfidf_scores_from_postings_as_the_sparse_product(tmp_path, monkeypatch):
-    from statbench.models import tfidf
+    from statbench.models.lexical import tfidf
 
     monkeypatch.setenv("STATBENCH_WORKERS", "1")
     sparse = _count_sparse(monkeypatch, tfidf)

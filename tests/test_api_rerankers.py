@@ -13,9 +13,9 @@ import api_servers
 import tiny_models
 from api_servers import KEY, Scripted, overlap_score
 from fixture_data import write_uk_pool
-from statbench.cli import cli
+from statbench.commands.cli import cli
 from statbench.errors import StatbenchError
-from statbench.paths import cache_root
+from statbench.storage.paths import cache_root
 
 PASSAGES = {
     "p-a": "A person who contravenes a direction commits an offence.",
@@ -52,7 +52,7 @@ def provider(request, monkeypatch):
 
 @pytest.fixture
 def waits(monkeypatch):
-    from statbench.models import api_retry
+    from statbench.models.api_rerankers import retry as api_retry
 
     recorded: list[float] = []
     monkeypatch.setattr(api_retry, "sleep", recorded.append)
@@ -213,7 +213,7 @@ def test_both_are_listed_with_their_defaults():
     result = CliRunner().invoke(cli, ["list", "models"])
     assert result.exit_code == 0
     assert "cohere-rerank" in result.output and "voyage-rerank" in result.output
-    from statbench.models.api_rerankers import CohereRerank, VoyageRerank
+    from statbench.models.api_rerankers.rerankers import CohereRerank, VoyageRerank
 
     assert CohereRerank.defaults()["model"] == "rerank-v3.5" and VoyageRerank.defaults()["model"] == "rerank-2.5"
 
@@ -222,7 +222,7 @@ def test_retry_after_as_http_date_and_garbage():
     import email.utils
     import time
 
-    from statbench.models.api_retry import retry_after
+    from statbench.models.api_rerankers.retry import retry_after
 
     assert retry_after({"retry-after": "7"}) == 7.0
     assert retry_after({"Retry-After": "100000"}) == 100000.0  # what the server asks (with_retries refuses it)

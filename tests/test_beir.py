@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from statbench import plugins
-from statbench.beir import find_folder, load_beir
-from statbench.cli import cli
+from statbench.registry import plugins
+from statbench.loading.beir import find_folder, load_beir
+from statbench.commands.cli import cli
 from statbench.errors import DataFormatError, StatbenchError
 
 DOCS = [
@@ -212,7 +212,7 @@ def test_trainable_models_see_train_and_dev_queries(beir_dir):
     entry = plugins.get_registry().get("tasks", f"beir:{beir_dir}")
     import logging
 
-    from statbench.checks import check_task_data
+    from statbench.registry.checks import check_task_data
 
     data = entry.cls().load(None, logging.getLogger("t"))
     check_task_data(entry.name, data)
@@ -332,7 +332,7 @@ def test_load_beir_rejects_an_unknown_title_mode(beir_dir):
 _KILLED_CHILD = """
 import sys, time
 from pathlib import Path
-import statbench.scaffold as scaffold
+import statbench.commands.scaffold as scaffold
 
 def stuck(found, data, folder):  # the plugin half written: signal, then hang until killed
     folder.mkdir(parents=True)
@@ -371,7 +371,7 @@ def test_a_killed_task_new_leaves_no_staging_after_the_next_run(beir_dir, tmp_pa
 
 
 def test_task_new_racing_another_for_the_same_target_is_one_line(beir_dir, tmp_path, monkeypatch):
-    import statbench.scaffold as scaffold
+    import statbench.commands.scaffold as scaffold
 
     out = tmp_path / "gen"
     original = scaffold.write_sample

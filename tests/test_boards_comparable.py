@@ -11,13 +11,13 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from statbench.cli import cli
+from statbench.commands.cli import cli
 from statbench.leaderboard.collect import collect
 from statbench.leaderboard.sample import make_results, write_result
 from statbench.leaderboard.site import build_site, reproduce_command
-from statbench.results import Results
-from statbench.taskdef import info_from_definition
-from statbench.taskinfo import Published, PublishedData, check_info
+from statbench.results.record import Results
+from statbench.loading.taskdef import info_from_definition
+from statbench.contract.taskinfo import Published, PublishedData, check_info
 
 
 def _blob(html: str) -> dict:
@@ -105,7 +105,7 @@ def test_published_data_is_declared_checked_and_defaulted():
     assert "published figures 'x': data corpus_size must be an int >= 1, found 0" in problems
     assert any("checksum 'abc' must be a sha256" in p for p in problems)
     for task in ("stard", "ukstat", "bsard"):
-        from statbench.plugins import get_registry
+        from statbench.registry.plugins import get_registry
 
         info = get_registry().tasks[task].cls.task_info()
         assert check_info(info) == [] and all(p.data is not None and p.data.corpus_size for p in info.published)
@@ -136,7 +136,7 @@ def test_budget_rows_are_badged_migrated_from_declarations_and_can_be_hidden(tmp
 
 
 def test_a_parameter_added_with_its_old_default_keeps_the_row(tmp_path):
-    from statbench.plugins import get_registry
+    from statbench.registry.plugins import get_registry
 
     defaults = get_registry().retrievers["bm25"].cls.defaults()
     old = {k: v for k, v in defaults.items() if k != "with_headings"}  # written before the parameter existed

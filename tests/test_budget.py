@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from statbench.api import Retriever
-from statbench.params import Param, budget_of, declare
-from statbench.results import ModelRecord, PluginRecord
+from statbench.contract.params import Param, budget_of, declare
+from statbench.results.record import ModelRecord, PluginRecord
 
 
 class _Budgeted(Retriever):
@@ -30,7 +30,7 @@ def test_a_model_reports_its_budget_from_its_declared_parameters():
 
 
 def test_gdsr_cpu_small_is_a_declared_budget():
-    from statbench.models.gdsr import DSR_PARAMS
+    from statbench.models.gdsr.gdsr import DSR_PARAMS
 
     assert budget_of({"preset": "cpu-small"}, declare(DSR_PARAMS)) == "preset=cpu-small"
     assert budget_of({"preset": "paper"}, declare(DSR_PARAMS)) is None

@@ -24,10 +24,10 @@ from typing import Callable
 import pytest
 import tiny_models
 from lexical_fixtures import EN_DOCS, FR_DOCS, FR_QUERIES, context
-from statbench import cache
+from statbench.storage import cache
 from statbench.api import Document, Query, RunContext
-from statbench.cache import MANIFEST, CacheEntry, CacheEvent
-from statbench.params import ParamError
+from statbench.storage.cache import MANIFEST, CacheEntry, CacheEvent
+from statbench.contract.params import ParamError
 
 DAMAGES = ("truncate", "flip", "no-manifest", "stale-staging")
 
@@ -73,7 +73,7 @@ def _ctx(root: Path, language: str = "fr", name: str = "model") -> RunContext:
 
 
 def _bm25(root, bert_dir):
-    from statbench.models.bm25 import BM25
+    from statbench.models.lexical.bm25 import BM25
 
     model, ctx = BM25(), _ctx(root)
     model.index(FR_DOCS, ctx)
@@ -81,7 +81,7 @@ def _bm25(root, bert_dir):
 
 
 def _tokens(root, bert_dir):  # TF-IDF reads the tokenised corpus on every index
-    from statbench.models.tfidf import TfIdf
+    from statbench.models.lexical.tfidf import TfIdf
 
     model, ctx = TfIdf(), _ctx(root)
     model.index(FR_DOCS, ctx)
@@ -89,7 +89,7 @@ def _tokens(root, bert_dir):  # TF-IDF reads the tokenised corpus on every index
 
 
 def _ql(root, bert_dir):
-    from statbench.models.ql import QueryLikelihood
+    from statbench.models.lexical.ql import QueryLikelihood
 
     model, ctx = QueryLikelihood(mu=50.0), _ctx(root)
     model.index(FR_DOCS, ctx)
@@ -97,7 +97,7 @@ def _ql(root, bert_dir):
 
 
 def _word2vec(root, bert_dir):
-    from statbench.models.static_embeddings import Word2VecRetriever
+    from statbench.models.static.static_embeddings import Word2VecRetriever
 
     model, ctx = Word2VecRetriever(dim=8, epochs=20, min_count=1), _ctx(root)
     model.index(topical_corpus(), ctx)
@@ -105,7 +105,7 @@ def _word2vec(root, bert_dir):
 
 
 def _fasttext(root, bert_dir):
-    from statbench.models.static_embeddings import FastTextRetriever
+    from statbench.models.static.static_embeddings import FastTextRetriever
 
     model, ctx = FastTextRetriever(dim=8, epochs=5, min_count=1, bucket=500), _ctx(root)
     model.index(topical_corpus(), ctx)
@@ -113,7 +113,7 @@ def _fasttext(root, bert_dir):
 
 
 def _encodings(root, bert_dir):
-    from statbench.models.dense import BiEncoder
+    from statbench.models.dense.biencoder import BiEncoder
 
     model = BiEncoder(model=str(bert_dir), chunk_size=12, chunk_overlap=3, batch_size=4, device="cpu")
     ctx = _ctx(root)
@@ -130,7 +130,7 @@ def _colbert_dir(root: Path) -> Path:
 
 def _colbert(root, bert_dir):
     """colbert-ai's PLAID index (its k-means wants a few hundred token vectors: the topical corpus)."""
-    from statbench.models.colbert import ColBERTRetriever
+    from statbench.models.late_interaction.colbert import ColBERTRetriever
 
     model = ColBERTRetriever(model=str(_colbert_dir(root)), doc_maxlen=24, query_maxlen=12, nbits=2)
     ctx = _ctx(root)
@@ -144,8 +144,8 @@ def fake_generate(self, tokenizer, model, texts, seed):
 
 
 def _expansions(root, bert_dir):
-    from statbench.models import doct5query
-    from statbench.models.doct5query import DocT5Query
+    from statbench.models.lexical import doct5query
+    from statbench.models.lexical.doct5query import DocT5Query
 
     patch = pytest.MonkeyPatch()
     patch.setattr(doct5query, "load_model", lambda name, device: (None, None))
@@ -159,7 +159,7 @@ def _expansions(root, bert_dir):
 
 
 def _lsi_train(root, bert_dir, **params):
-    from statbench.models.lsi import LSIClassifier
+    from statbench.models.lsi.lsi import LSIClassifier
 
     model = LSIClassifier(model=str(bert_dir), hidden=8, epochs=2, train_batch_size=2, warmup_steps=0, device="cpu",
                           **params)
@@ -177,8 +177,8 @@ def _checkpoint(root, bert_dir):
 
 def _lucene(root, bert_dir):
     from statbench.errors import StatbenchError
-    from statbench.models.bm25 import BM25
-    from statbench.models.lucene import start_jvm
+    from statbench.models.lexical.bm25 import BM25
+    from statbench.models.lexical.lucene import start_jvm
 
     try:
         start_jvm()
@@ -295,7 +295,7 @@ def _manifest_key(entry: Path) -> dict:
 def test_an_entry_of_another_configuration_is_never_read(tmp_path, builds):
     """A manifest whose key is not the model's (e.g. an index copied from another
     configuration) is invalid: rebuilt, never silently used."""
-    from statbench.models.bm25 import BM25
+    from statbench.models.lexical.bm25 import BM25
 
     _bm25(tmp_path, None)
     entry = tmp_path / "models" / "model" / "bm25s"
@@ -310,8 +310,8 @@ def test_an_entry_of_another_configuration_is_never_read(tmp_path, builds):
 
 
 def test_unchanged_entries_are_reused_without_a_build(tmp_path, builds, caplog):
-    from statbench.models.bm25 import BM25
-    from statbench.models.ql import QueryLikelihood
+    from statbench.models.lexical.bm25 import BM25
+    from statbench.models.lexical.ql import QueryLikelihood
 
     _bm25(tmp_path, None)
     _ql(tmp_path, None)
@@ -333,7 +333,7 @@ def test_training_resumes_from_the_last_valid_checkpoint(tmp_path, bert_dir, bui
     """Killed while writing epoch 2: epoch 1 is valid, epoch 2 has no manifest and a staging
     folder is left. The next run discards epoch 2, resumes after epoch 1 and ends with the
     very rankings of an uninterrupted training."""
-    from statbench.models import training
+    from statbench.models.dense import training
 
     clean = _lsi_train(tmp_path / "clean", bert_dir)
     root = tmp_path / "killed"
@@ -385,8 +385,8 @@ def test_a_corrupted_finished_checkpoint_is_trained_again(tmp_path, bert_dir, bu
 def test_fine_tuned_encodings_are_keyed_by_the_checkpoint_weights(tmp_path, bert_dir):
     """The bi-encoder's corpus encoding after fine-tuning is keyed by its checkpoint's file
     hashes, so retrained weights never reuse another training's encodings."""
-    from statbench.models.dense import all_retrievers
-    from statbench.models.training import Checkpoints
+    from statbench.models.dense.biencoder import all_retrievers
+    from statbench.models.dense.training import Checkpoints
 
     cls = next(c for c in all_retrievers() if c.name == "biencoder-ft")
     model = cls(model=str(bert_dir), chunk_size=12, chunk_overlap=3, batch_size=4, epochs=1, train_batch_size=2,
@@ -402,8 +402,8 @@ def test_fine_tuned_encodings_are_keyed_by_the_checkpoint_weights(tmp_path, bert
 
 
 def test_two_threads_build_each_entry_once(tmp_path, builds, monkeypatch):
-    from statbench.models import analysis
-    from statbench.models.bm25 import BM25
+    from statbench.models.lexical import analysis
+    from statbench.models.lexical.bm25 import BM25
 
     original = analysis.analyse_texts
 
@@ -437,7 +437,7 @@ def test_two_threads_build_each_entry_once(tmp_path, builds, monkeypatch):
 
 CHILD = textwrap.dedent("""
     import sys, time
-    from statbench.cache import CacheEntry
+    from statbench.storage.cache import CacheEntry
     log, start = sys.argv[1], float(sys.argv[2])
     original = CacheEntry.build
     def build(self):
@@ -448,7 +448,7 @@ CHILD = textwrap.dedent("""
     CacheEntry.build = build
     while time.time() < start:
         time.sleep(0.01)
-    from statbench.cli import cli
+    from statbench.commands.cli import cli
     cli(sys.argv[3:])
 """)
 
@@ -479,7 +479,7 @@ def test_two_processes_started_together_on_a_cold_cache(stard_dir, tmp_path, mod
 
 
 def _cls(name: str):
-    from statbench.plugins import get_registry
+    from statbench.registry.plugins import get_registry
 
     registry = get_registry()
     kind = "rerankers" if name in ("cross-encoder", "monot5", "minilm-ce") else "retrievers"
@@ -547,7 +547,7 @@ def test_presets_keep_the_declared_constraints_and_defaults():
 
 
 def test_every_built_in_parameter_is_described():
-    from statbench.plugins import get_registry
+    from statbench.registry.plugins import get_registry
 
     registry = get_registry()
     seen = 0
@@ -564,7 +564,7 @@ def test_every_built_in_parameter_is_described():
 
 def test_nan_from_the_command_line_is_refused_before_any_work(stard_dir, isolated_cache):
     from click.testing import CliRunner
-    from statbench.cli import cli
+    from statbench.commands.cli import cli
 
     result = CliRunner().invoke(cli, ["run", "--task", "stard", "--model", "bm25", "--param", "k1=nan",
                                       "--data-dir", str(stard_dir), "--no-progress"])

@@ -19,12 +19,12 @@ import pytest
 import tiny_models
 from fixture_data import write_uk_pool
 from lexical_fixtures import context
-from statbench import cache
+from statbench.storage import cache
 from statbench.api import Document, Query
-from statbench.cache import MANIFEST, CacheEvent
+from statbench.storage.cache import MANIFEST, CacheEvent
 from statbench.errors import StatbenchError, UnknownNameError
-from statbench.params import ParamError
-from statbench.paths import cache_root
+from statbench.contract.params import ParamError
+from statbench.storage.paths import cache_root
 
 WORDS = ("landlord tenant rent deposit employer wage contract licence council offence penalty direction premises "
          "vehicle school child pension tax court appeal notice planning water housing").split()
@@ -148,7 +148,7 @@ def test_the_index_is_reused_and_rebuilt_when_nbits_changes(ukstat_dir, colbert_
 
 
 def _index(root: Path, checkpoint: Path, docs, log_name="model"):
-    from statbench.models.colbert import ColBERTRetriever
+    from statbench.models.late_interaction.colbert import ColBERTRetriever
 
     model, ctx = ColBERTRetriever(model=str(checkpoint), **PARAMS), context(root, name=log_name)
     model.index(docs, ctx)
@@ -177,7 +177,7 @@ def test_a_damaged_index_is_rebuilt_never_searched(tmp_path, colbert_dir, caplog
 
 def test_an_index_sealed_for_other_passages_is_refused(tmp_path, colbert_dir):
     """A manifest re-sealed over a changed ids.json (a hand-edited entry) is not trusted."""
-    from statbench.cache import CacheEntry
+    from statbench.storage.cache import CacheEntry
 
     _index(tmp_path, colbert_dir, DOCS)
     [entry] = _entries(tmp_path)
@@ -246,7 +246,7 @@ def test_too_small_a_corpus_for_plaid_kmeans_is_one_clear_error(tmp_path, colber
     ({"doc_maxlen": 2}, "parameter doc_maxlen=2 for colbertv2: below the minimum; expected an int >= 3"),
 ])
 def test_bad_parameters_are_refused(params, message):
-    from statbench.models.colbert import ColBERTRetriever
+    from statbench.models.late_interaction.colbert import ColBERTRetriever
 
     with pytest.raises(ParamError) as caught:
         ColBERTRetriever(**params)
@@ -254,7 +254,7 @@ def test_bad_parameters_are_refused(params, message):
 
 
 def test_search_knobs_default_to_colbert_ai_choices():
-    from statbench.models.colbert import ColBERTReranker, ColBERTRetriever
+    from statbench.models.late_interaction.colbert import ColBERTReranker, ColBERTRetriever
 
     assert ColBERTRetriever()._knobs() == {"ncells": None, "ndocs": None, "centroid_score_threshold": None}
     assert ColBERTRetriever(ncells=3, ndocs=512, centroid_score_threshold="0.3")._knobs() == \
@@ -265,7 +265,7 @@ def test_search_knobs_default_to_colbert_ai_choices():
 
 
 def test_nbits_the_checkpoint_cannot_pack_is_refused_before_indexing(tmp_path):
-    from statbench.models.colbert import ColBERTRetriever
+    from statbench.models.late_interaction.colbert import ColBERTRetriever
 
     folder = tiny_models.colbert(tmp_path / "dim8", list(PASSAGES.values()), dim=8)
     model = ColBERTRetriever(model=str(folder), nbits=2)

@@ -9,8 +9,8 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from statbench import plugins
-from statbench.cli import cli
+from statbench.registry import plugins
+from statbench.commands.cli import cli
 
 HELLO = """
 import click
@@ -175,13 +175,13 @@ def test_in_process_plugin_can_add_a_command():
 
 
 def test_no_import_cycle_and_help_stays_light(isolated_cache):
-    code = ("import sys; import statbench.pool_cli, statbench.compare_cli, statbench.leaderboard.cli; "
-            "print('statbench.cli' in sys.modules)")
+    code = ("import sys; import statbench.commands.pool, statbench.commands.compare, statbench.leaderboard.cli; "
+            "print('statbench.commands.cli' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
     # the first invocation validates the task definitions; later ones never import jsonschema
-    subprocess.run([sys.executable, "-m", "statbench.cli", "list", "tasks"], capture_output=True, check=True)
-    code = ("import sys; from click.testing import CliRunner; from statbench.cli import cli; "
+    subprocess.run([sys.executable, "-m", "statbench.commands.cli", "list", "tasks"], capture_output=True, check=True)
+    code = ("import sys; from click.testing import CliRunner; from statbench.commands.cli import cli; "
             "r = CliRunner().invoke(cli, ['--help']); assert r.exit_code == 0 and 'leaderboard' in r.output; "
             "print(sorted(m for m in ('jsonschema', 'rich', 'numpy', 'ir_measures', 'torch') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -192,7 +192,7 @@ def test_definitions_are_validated_until_stamped(tmp_path, monkeypatch):
     from importlib import resources
 
     from statbench.errors import StatbenchError
-    from statbench.taskdef import load_definition
+    from statbench.loading.taskdef import load_definition
 
     good = json.loads(resources.files("statbench.tasks").joinpath("ukstat.json").read_text("utf-8"))
     package = tmp_path / "sbdefs"

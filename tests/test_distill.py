@@ -66,8 +66,8 @@ def _queries(tmp_path, rows=TRAINING, name="train.jsonl") -> Path:
 
 
 def _request(uk_dir, models, queries, output, **settings):
-    from statbench.models.distill import DistillRequest
-    from statbench.models.distill_train import TrainSettings
+    from statbench.models.distillation.distill import DistillRequest
+    from statbench.models.distillation.train import TrainSettings
 
     return DistillRequest(task="ukstat", teacher="cross-encoder", teacher_params={"model": str(models["teacher"])},
                           queries=queries, depth=3, student=str(models["student"]), data_dir=uk_dir, output=output,
@@ -76,7 +76,7 @@ def _request(uk_dir, models, queries, output, **settings):
 
 
 def _distill(request):
-    from statbench.models.distill import distill
+    from statbench.models.distillation.distill import distill
 
     lines: list[str] = []
 
@@ -155,7 +155,7 @@ def test_distill_end_to_end_then_the_student_reranks_a_frozen_ukstat_pool(uk_dir
         assert got == pytest.approx(want, abs=1e-4)
 
     # a rerun asks the teacher nothing and does not train again
-    from statbench.models import cross_encoder
+    from statbench.models.cross_encoders import cross_encoder
 
     def refuse(*args, **kwargs):
         raise AssertionError("the teacher was queried again")
@@ -172,7 +172,7 @@ def test_training_resumes_from_the_last_sealed_epoch_and_ends_as_an_uninterrupte
         uk_dir, models, tmp_path, monkeypatch):
     from safetensors.torch import load_file
 
-    from statbench.models import training
+    from statbench.models.dense import training
 
     request = _request(uk_dir, models, _queries(tmp_path), tmp_path / "whole")
     _distill(request)
@@ -213,7 +213,7 @@ def test_training_resumes_from_the_last_sealed_epoch_and_ends_as_an_uninterrupte
      "anchor passage 'nope' is not in the task's corpus"),
 ])
 def test_distill_refuses_training_queries_anchored_in_evaluation_material(uk_dir, models, tmp_path, row, message):
-    from statbench.cli import cli
+    from statbench.commands.cli import cli
 
     queries = _queries(tmp_path, [TRAINING[0], row])
     result = CliRunner().invoke(cli, ["distill", "--task", "ukstat", "--data-dir", str(uk_dir), "--teacher",
@@ -246,7 +246,7 @@ def test_queries_generated_with_doc2query_are_anchored_in_training_passages(uk_d
 
 def test_distilled_student_reranker_without_a_student_says_how_to_make_one(tmp_path):
     from statbench.errors import StatbenchError
-    from statbench.models.distill_student import DistilledStudentReranker
+    from statbench.models.distillation.student import DistilledStudentReranker
 
     with pytest.raises(StatbenchError, match=r"^distilled-modernbert: no distilled student given; train one with "
                                              r"`statbench distill .*--reranker-param model=DIR$"):

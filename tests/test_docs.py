@@ -2,7 +2,7 @@
 docs/api.md (in the manner of datasette's tests/test_docs.py), and nothing documented
 there is stale.
 
-"Public", precisely: the hooks of ``statbench.hookspecs`` (every hookspec of the plugin
+"Public", precisely: the hooks of ``statbench.registry.hookspecs`` (every hookspec of the plugin
 manager), and for each module in ``API_MODULES`` the names in its ``__all__`` when it
 defines one, else every class and function (decorated functions included) defined in
 that module whose name does not start with ``_``. In docs/api.md each module is a
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import statbench
-from statbench.plugins import pm
+from statbench.registry.plugins import pm
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 API_DOC = DOCS / "api.md"
@@ -30,21 +30,21 @@ API_DOC = DOCS / "api.md"
 #: The modules a plugin or task author imports from (docs/api.md documents each).
 API_MODULES = (
     "statbench.api",
-    "statbench.taskinfo",
-    "statbench.taskdef",
-    "statbench.params",
-    "statbench.measures",
-    "statbench.dataio",
-    "statbench.runfile",
-    "statbench.checksum",
-    "statbench.validation",
-    "statbench.splits",
-    "statbench.cache",
-    "statbench.checks",
+    "statbench.contract.taskinfo",
+    "statbench.loading.taskdef",
+    "statbench.contract.params",
+    "statbench.scoring.measures",
+    "statbench.data.dataio",
+    "statbench.data.runfile",
+    "statbench.data.checksum",
+    "statbench.data.validation",
+    "statbench.loading.splits",
+    "statbench.storage.cache",
+    "statbench.registry.checks",
     "statbench.testing",
     "statbench.errors",
 )
-HOOKS_MODULE = "statbench.hookspecs"
+HOOKS_MODULE = "statbench.registry.hookspecs"
 
 _SECTION = re.compile(r"^## `(statbench(?:\.\w+)*)`\s*$")
 _ITEM = re.compile(r"^#{3,4} `([A-Za-z_][\w.]*)(\([^`]*\))?`")

@@ -1,7 +1,7 @@
 import math
 
 from statbench.api import Measure
-from statbench.evaluation import mean_scores, over_splits, per_query_scores
+from statbench.scoring.evaluation import mean_scores, over_splits, per_query_scores
 
 QRELS = {"q1": {"a": 3, "b": 1}, "q2": {"c": 1}, "q3": {"x": 1}}
 RUN = {"q1": [("b", 2.0), ("a", 1.0), ("z", 0.5)], "q2": [("z", 1.0), ("y", 0.9), ("c", 0.8)]}
@@ -53,7 +53,7 @@ def test_scores_of_rankings_cut_to_the_cutoff_equal_ir_measures_on_the_whole_ran
     ties (given whole) and judged-only measures (never cut) included."""
     import random
 
-    from statbench.runfile import order_ranking
+    from statbench.data.runfile import order_ranking
 
     rng = random.Random(15)
     docs = [f"d{i}" for i in range(60)]
@@ -83,8 +83,8 @@ def test_evaluate_gives_ir_measures_figures_on_a_stard_fixture(stard_dir, tmp_pa
     import ir_measures
     from click.testing import CliRunner
 
-    from statbench.cli import cli
-    from statbench.runfile import TIE_ORDER, order_as_trec_eval
+    from statbench.commands.cli import cli
+    from statbench.data.runfile import TIE_ORDER, order_as_trec_eval
 
     lines = ["0 Q0 民法典第五十六条 1 3.0 x", "0 Q0 民法典第五十四条 2 3.0 x", "0 Q0 刑法第一条 3 1.0 x",
              "1 Q0 民法典第五十六条 1 0.5 x", "1 Q0 婚姻法第二条 2 2.5 x",  # not in score order

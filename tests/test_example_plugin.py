@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from statbench.cli import cli
-from statbench.plugins import get_registry
+from statbench.commands.cli import cli
+from statbench.registry.plugins import get_registry
 from statbench.testing import registered_plugin
 
 EXAMPLE_DIR = Path(__file__).resolve().parents[1] / "plugins" / "statbench-plugin-example"

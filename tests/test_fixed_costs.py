@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from statbench.cli import cli
+from statbench.commands.cli import cli
 from statbench.errors import DataFormatError
 from statbench.tasks.stard import Stard
 
@@ -61,7 +61,7 @@ def test_a_cached_run_reads_no_corpus_and_writes_the_same_files(stard_dir, tmp_p
 
 
 def test_the_assembled_run_is_what_formatting_the_whole_run_gives(stard_dir, tmp_path):
-    from statbench.runfile import read_run, write_run
+    from statbench.data.runfile import read_run, write_run
 
     bm25(stard_dir, tmp_path / "a")
     rankings = read_run(tmp_path / "a" / "run.trec")
@@ -167,7 +167,7 @@ def test_evaluate_still_reports_documents_outside_the_corpus(stard_dir, tmp_path
 
 
 def _line_reader(monkeypatch):
-    import statbench.runfile as runfile
+    import statbench.data.runfile as runfile
 
     monkeypatch.setattr(runfile, "_read_canonical_run", lambda path: None)
     return runfile.read_run
@@ -186,7 +186,7 @@ RUNS = [
 
 @pytest.mark.parametrize("text", RUNS)
 def test_the_fast_run_reader_gives_what_the_line_reader_gives(text, tmp_path, monkeypatch):
-    from statbench.runfile import read_run
+    from statbench.data.runfile import read_run
 
     path = tmp_path / "run.trec"
     path.write_text(text, "utf-8")
@@ -205,7 +205,7 @@ def test_the_fast_run_reader_gives_what_the_line_reader_gives(text, tmp_path, mo
 
 def test_schema_check_gives_the_full_validators_verdict():
     from statbench.leaderboard.sample import make_results
-    from statbench.results import _validator, schema_errors
+    from statbench.results.record import _validator, schema_errors
 
     good = make_results({"q1": {"R@10": 0.5}, "q2": {"R@10": 1.0}}, measures=["R@10"])
     assert schema_errors(good) == []
@@ -219,7 +219,7 @@ def test_schema_check_gives_the_full_validators_verdict():
 
 
 def test_top_k_keeps_what_cutting_the_whole_corpus_kept():
-    from statbench.models.topk import top_k
+    from statbench.models.shared.topk import top_k
 
     def reference(scores, ids, k, among=None, positive=True):
         rows = list(range(len(scores))) if among is None else list(among)
@@ -242,7 +242,7 @@ def test_top_k_keeps_what_cutting_the_whole_corpus_kept():
 
 
 def test_two_analysis_workers_give_the_tokens_of_one(monkeypatch):
-    from statbench.models.analysis import Analyzer, analyse_texts
+    from statbench.models.lexical.analysis import Analyzer, analyse_texts
 
     texts = [f"Le {i} juillet, l'article {i} du Code civil s'applique aux contrats." for i in range(300)]
     monkeypatch.setenv("STATBENCH_WORKERS", "1")
@@ -255,7 +255,7 @@ def test_two_analysis_workers_give_the_tokens_of_one(monkeypatch):
 
 @pytest.mark.parametrize("chunk", [1, 3, 17, 4096])
 def test_the_streaming_json_list_reader_gives_what_the_whole_file_reader_gives(chunk, tmp_path, monkeypatch):
-    import statbench.dataio as dataio
+    import statbench.data.dataio as dataio
 
     monkeypatch.setattr(dataio, "JSON_LIST_CHUNK", chunk)
     rng = random.Random(chunk)
@@ -283,7 +283,7 @@ def test_the_streaming_json_list_reader_gives_what_the_whole_file_reader_gives(c
 
 
 def test_the_real_uk_layout_streams_with_line_numbers(tmp_path, monkeypatch):
-    import statbench.dataio as dataio
+    import statbench.data.dataio as dataio
     from statbench.tasks.ukstat import read_real_corpus
 
     monkeypatch.setattr(dataio, "JSON_LIST_CHUNK", 64)
@@ -303,7 +303,7 @@ def test_a_loader_reading_an_undeclared_file_never_gets_a_cached_load(stard_dir,
     """The load summary is keyed by the declared files; a loader that also opens another file
     (through open_data) could change its output without changing the key, so its load is
     never summarised: every run parses the data again."""
-    from statbench.dataio import open_data
+    from statbench.data.dataio import open_data
 
     side = tmp_path / "side.txt"
     side.write_text("anything")

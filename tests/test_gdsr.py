@@ -13,7 +13,7 @@ import tiny_models
 from fixture_data import STARD_CORPUS
 from statbench.api import Query
 from statbench.errors import StatbenchError
-from statbench.paths import cache_root
+from statbench.storage.paths import cache_root
 from test_structure import HEADINGS, write_structure, structure_lines
 
 #: tiny sizes: passages of 16 tokens, articles of at most 4 passages
@@ -60,7 +60,7 @@ def _changed(before: dict, module, prefix: str) -> bool:
 
 @pytest.mark.parametrize("train_passage_encoder", [True, False])
 def test_one_dsr_training_step_changes_the_parameters(structured_stard, bert_dir, tmp_path, train_passage_encoder):
-    from statbench.models.gdsr import DSR
+    from statbench.models.gdsr.gdsr import DSR
 
     data, corpus = _corpus(structured_stard)
     model = DSR(model=str(bert_dir), **{**SMALL, "epochs": 1, "max_steps": 1, "train_batch_size": 3},
@@ -80,8 +80,8 @@ def test_one_dsr_training_step_changes_the_parameters(structured_stard, bert_dir
 def test_one_lge_training_step_changes_the_parameters(tmp_path):
     import torch
 
-    from statbench.models.gdsr_lge import build_gnn, fit_lge
-    from statbench.models.training import Checkpoints, Pair
+    from statbench.models.gdsr.lge import build_gnn, fit_lge
+    from statbench.models.dense.training import Checkpoints, Pair
 
     torch.manual_seed(0)
     # articles 0..3, sections 4 (root) and 5 (under 4); articles 0, 1 under 5, 2, 3 under 4
@@ -104,7 +104,7 @@ def test_one_lge_training_step_changes_the_parameters(tmp_path):
 def test_other_graph_layers_build_and_keep_the_width(kind):
     import torch
 
-    from statbench.models.gdsr_lge import build_gnn
+    from statbench.models.gdsr.lge import build_gnn
 
     gnn = build_gnn(kind, 8, 2, 0.1)
     out = gnn(torch.randn(3, 8), torch.tensor([[0, 1, 2, 1], [1, 0, 1, 2]]))
@@ -146,7 +146,7 @@ def test_gdsr_differs_from_dsr_and_reuses_every_artefact(structured_stard, bert_
 
 
 def test_dsr_scores_are_the_cosine_of_its_own_vectors(structured_stard, bert_dir, tmp_path):
-    from statbench.models.gdsr import DSR
+    from statbench.models.gdsr.gdsr import DSR
 
     data, corpus = _corpus(structured_stard)
     model = DSR(model=str(bert_dir), **SMALL)
@@ -168,7 +168,7 @@ def test_gdsr_needs_structure(stard_dir, bert_dir, isolated_cache):
 
 
 def test_presets_and_parameter_checks():
-    from statbench.models.gdsr import DSR, GDSR
+    from statbench.models.gdsr.gdsr import DSR, GDSR
 
     small = GDSR(preset="cpu-small")
     assert (small.params["train_passage_encoder"], small.params["max_doc_length"], small.params["lge_batch_size"]) == (
@@ -187,7 +187,7 @@ def test_presets_and_parameter_checks():
 def test_passages_split_by_tokens(bert_dir):
     from transformers import AutoTokenizer
 
-    from statbench.models.dsr_encoder import split_passages
+    from statbench.models.gdsr.dsr_encoder import split_passages
 
     tokenizer = AutoTokenizer.from_pretrained(str(bert_dir))
     text = STARD_CORPUS[0]["content"]  # 41 characters, one token each
@@ -201,7 +201,7 @@ def test_passages_split_by_tokens(bert_dir):
 
 
 def test_search_before_training_is_refused(bert_dir, tmp_path):
-    from statbench.models.gdsr import GDSR
+    from statbench.models.gdsr.gdsr import GDSR
 
     with pytest.raises(StatbenchError, match="index\\(\\) ran before train\\(\\)"):
         GDSR(model=str(bert_dir), **SMALL).index([], _context(tmp_path))

@@ -12,7 +12,7 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
-from statbench.cli import cli
+from statbench.commands.cli import cli
 from statbench.grid.spec import read_grid
 
 import grid_fixtures

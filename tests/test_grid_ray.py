@@ -54,7 +54,7 @@ marker = sys.argv[1]
 if not os.path.exists(marker):
     open(marker, "w").close()
     os.kill(os.getppid(), signal.SIGKILL)  # the Ray worker running this cell dies mid-cell
-os.execv(sys.executable, [sys.executable, "-m", "statbench.cli", *sys.argv[2:]])
+os.execv(sys.executable, [sys.executable, "-m", "statbench.commands.cli", *sys.argv[2:]])
 """
 
 
@@ -81,7 +81,7 @@ def test_a_worker_killed_mid_cell_is_retried_and_the_grid_completes(world, tmp_p
     victim = CellJob("victim", (sys.executable, "-c", KILL_WORKER_ONCE, str(marker),
                                 *run_args(tmp_path / "victim", 2)), str(tmp_path / "logs" / "victim.log"),
                      str(tmp_path), env)
-    bystander = CellJob("bystander", (sys.executable, "-m", "statbench.cli", *run_args(tmp_path / "bystander", 4)),
+    bystander = CellJob("bystander", (sys.executable, "-m", "statbench.commands.cli", *run_args(tmp_path / "bystander", 4)),
                         str(tmp_path / "logs" / "bystander.log"), str(tmp_path), env)
     events = []
     outcomes = RayExecutor(max_retries=2).run(

@@ -62,7 +62,7 @@ marker = sys.argv[1]
 if not os.path.exists(marker):
     open(marker, "w").close()
     time.sleep(600)  # pre-empted during this attempt
-os.execv(sys.executable, [sys.executable, "-m", "statbench.cli", *sys.argv[2:]])
+os.execv(sys.executable, [sys.executable, "-m", "statbench.commands.cli", *sys.argv[2:]])
 """
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from statbench.cli import cli
+from statbench.commands.cli import cli
 from statbench.grid.check import delta_text
 
 import grid_fixtures
@@ -53,7 +53,7 @@ def wait_for(predicate, what: str, seconds: float = 120, process=None):
 def start_grid(*args, env) -> subprocess.Popen:
     """The grid in a session of its own: :func:`kill_grid` ends it and every cell it started
     (a submitit local job outlives a killed grid otherwise)."""
-    return subprocess.Popen([sys.executable, "-m", "statbench.cli", "grid", *map(str, args)],
+    return subprocess.Popen([sys.executable, "-m", "statbench.commands.cli", "grid", *map(str, args)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **env},
                             start_new_session=True)
 
@@ -306,7 +306,7 @@ def test_a_beir_grid_runs_twice_and_reports_the_tasks_primary_measure(tmp_path):
     second = grid(*args)
     assert second.returncode == 0, second.stdout + second.stderr
     assert "1 cells: 0 run now, 1 already done" in second.stdout
-    from statbench.plugins import get_registry
+    from statbench.registry.plugins import get_registry
 
     primary = get_registry().get("tasks", f"beir:{folder}").cls.task_info().primary
     (cell,) = json.loads((tmp_path / "out" / "summary.json").read_text())["cells"]

@@ -11,10 +11,16 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from statbench.cli import cli
+from statbench.commands.cli import cli
 from statbench.errors import StatbenchError
 from statbench.leaderboard.plots import Series, category_bars, recall_curves
-from statbench.leaderboard.sample import SAMPLE_MEASURES, make_results, reranker_record, write_result, write_sample
+from statbench.leaderboard.sample import (
+    SAMPLE_MEASURES,
+    make_results,
+    reranker_record,
+    write_result,
+    write_sample,
+)
 from statbench.leaderboard.site import build_site, json_for_html, slug
 
 XSS = "<script>alert(1)</script>"

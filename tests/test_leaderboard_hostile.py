@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from statbench.cli import cli
+from statbench.commands.cli import cli
 from statbench.errors import StatbenchError
 from statbench.leaderboard.collect import BoardKey, board_names, identity, is_bounded, parse_strict, row_key
 from statbench.leaderboard.sample import SAMPLE_MEASURES, make_results, reranker_record, write_result
 from statbench.leaderboard.site import _environment, _reference_views, build_site, json_for_html
-from statbench.significance import compare_to_baseline, query_set_difference
+from statbench.scoring.significance import compare_to_baseline, query_set_difference
 
 RUN = "q0 Q0 d0 1 1.0 hostile\n"
 SENTINEL = 0.123456789  # a value written into a file, then swapped for a hostile token

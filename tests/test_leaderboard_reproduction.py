@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from statbench.leaderboard.reproduction import copy_reproduction, link_name
+from statbench.scoring.reproduction import copy_reproduction, link_name
 
 
 def test_the_copy_is_named_by_checksum_and_keeps_the_bytes(tmp_path):

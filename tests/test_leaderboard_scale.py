@@ -15,7 +15,7 @@ import pytest
 from statbench.leaderboard import stats
 from statbench.leaderboard.sample import write_many
 from statbench.leaderboard.site import CHART_SERIES, PAGE_SIZE, build_site
-from statbench.significance import bootstrap_ci, compare_to_baseline, wilcoxon_p
+from statbench.scoring.significance import bootstrap_ci, compare_to_baseline, wilcoxon_p
 
 N = 200
 FILES = ["task-toy.html", "task-toy.p2.html", "task-toy.p3.html", "task-toy.p4.html"]
@@ -139,7 +139,7 @@ def test_significance_lines_are_the_one_by_one_figures(big):
     comparisons page show their figures (Holm's p depends on all 199: left out here)."""
     root, _ = big
     from statbench.leaderboard.site import _fmt
-    from statbench.significance import format_p
+    from statbench.scoring.significance import format_p
 
     def scores(i):
         data = json.loads((root / "results" / f"r{i:04d}" / "results.json").read_text("utf-8"))
@@ -208,7 +208,7 @@ def _board(n_queries: int, n_systems: int, seed: int, continuous: bool = False):
 
 FIELDS = ("system", "n", "mean_diff", "ci_low", "ci_high", "cohens_d", "wins", "ties", "losses", "statistic",
           "p_value", "p_holm")
-#: statbench.significance.compare_to_baseline's figures on these boards, computed before the
+#: statbench.scoring.significance.compare_to_baseline's figures on these boards, computed before the
 #: board-wide code existed (scipy 1.17, numpy 2.4). Between brackets: the non-zero
 #: differences, which decide scipy's method (> 50: normal approximation; <= 50 tied: normal
 #: approximation above 13, a permutation test at most 13; untied: the exact distribution).

@@ -9,8 +9,8 @@ import pytest
 
 from statbench.api import Document, Query
 from statbench.errors import StatbenchError
-from statbench.models import doct5query
-from statbench.models.doct5query import DocT5Query
+from statbench.models.lexical import doct5query
+from statbench.models.lexical.doct5query import DocT5Query
 from lexical_fixtures import EN_DOCS, FR_DOCS, context, top
 
 

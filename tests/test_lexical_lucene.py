@@ -9,8 +9,8 @@ import pytest
 
 from statbench.api import Query
 from statbench.errors import StatbenchError, UnknownNameError
-from statbench.models.bm25 import BM25
-from statbench.models.ql import QueryLikelihood
+from statbench.models.lexical.bm25 import BM25
+from statbench.models.lexical.ql import QueryLikelihood
 from lexical_fixtures import EN_DOCS, FR_DOCS, FR_QUERIES, context, top
 from test_lexical_models import BM25_EXPECTED, QUERY
 
@@ -18,7 +18,7 @@ from test_lexical_models import BM25_EXPECTED, QUERY
 @pytest.fixture(scope="module", autouse=True)
 def jvm():
     """One JVM per test process. Skipped only when the JVM cannot start at all."""
-    from statbench.models.lucene import start_jvm
+    from statbench.models.lexical.lucene import start_jvm
 
     try:
         start_jvm()
@@ -76,7 +76,8 @@ def test_lucene_french_analyzer(tmp_path, model):
 
 
 def test_lucene_chinese_bigrams_end_to_end(stard_dir, tmp_path):
-    from statbench.runner import RunRequest, execute
+    from statbench.run.runner import execute
+    from statbench.run.request import RunRequest
 
     request = RunRequest(task="stard", model="bm25", params=["backend=lucene"], data_dir=stard_dir,
                          output=tmp_path / "out")
@@ -87,7 +88,7 @@ def test_lucene_chinese_bigrams_end_to_end(stard_dir, tmp_path):
 
 
 def test_unsupported_language(tmp_path):
-    from statbench.models.lucene import LuceneIndex
+    from statbench.models.lexical.lucene import LuceneIndex
 
     with pytest.raises(UnknownNameError, match=re.escape("unknown Lucene analyzer language 'de'; valid choices: en, fr, zh")):
         LuceneIndex(tmp_path, "de")

@@ -11,11 +11,11 @@ import pytest
 from lexical_fixtures import EN_DOCS, FR_DOCS, FR_QUERIES, context, top
 from statbench.api import Document, Query
 from statbench.errors import StatbenchError, UnknownNameError
-from statbench.params import ParamError
-from statbench.models.analysis import Analyzer, analyse_texts
-from statbench.models.bm25 import BM25
-from statbench.models.ql import QueryLikelihood
-from statbench.models.tfidf import TfIdf
+from statbench.contract.params import ParamError
+from statbench.models.lexical.analysis import Analyzer, analyse_texts
+from statbench.models.lexical.bm25 import BM25
+from statbench.models.lexical.ql import QueryLikelihood
+from statbench.models.lexical.tfidf import TfIdf
 
 QUERY = [Query("q", "rent deposits")]
 
@@ -52,7 +52,7 @@ def test_worker_processes_analyse_like_this_process(monkeypatch):
     assert analyse_texts(Analyzer("fr"), texts, lambda n=1: advanced.append(n)) == serial
     assert sum(advanced) == len(texts)
     assert analyse_texts(Analyzer("fr"), []) == []
-    from statbench.models import analysis_worker
+    from statbench.models.lexical import analysis_worker
 
     monkeypatch.setattr(analysis_worker, "can_fork", lambda: False)  # fresh interpreters...
     monkeypatch.setattr(sys, "executable", "/bin/false")  # ...that die
@@ -134,7 +134,8 @@ def test_french_rankings(tmp_path, model):
 def test_end_to_end_on_stard_fixture(stard_dir, tmp_path, name):
     import logging
 
-    from statbench.runner import RunRequest, execute
+    from statbench.run.runner import execute
+    from statbench.run.request import RunRequest
 
     outcome = execute(RunRequest(task="stard", model=name, data_dir=stard_dir, output=tmp_path / "out"),
                       logging.getLogger("t"), lambda d, total=None: (lambda n=1: None))
@@ -222,7 +223,7 @@ def test_a_beir_folder_in_en_gb_scores_as_en_and_japanese_stops(tmp_path):
 
     from click.testing import CliRunner
 
-    from statbench.cli import cli
+    from statbench.commands.cli import cli
     from test_beir import write_beir
 
     scores = {}

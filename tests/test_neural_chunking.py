@@ -7,7 +7,7 @@ import pytest
 
 import tiny_models
 from statbench.errors import StatbenchError, UnknownNameError
-from statbench.models.chunking import chunk_texts, pool_chunks, windows
+from statbench.models.dense.chunking import chunk_texts, pool_chunks, windows
 
 
 def test_windows_overlap_and_end_exactly_at_the_last_token():

@@ -11,7 +11,7 @@ import pytest
 import tiny_models
 from fixture_data import STARD_CORPUS
 from statbench.errors import StatbenchError
-from statbench.paths import cache_root
+from statbench.storage.paths import cache_root
 
 CHUNKS = {"chunk_size": 12, "chunk_overlap": 3, "batch_size": 4}
 
@@ -22,7 +22,7 @@ def bert_dir(tmp_path_factory):
 
 
 def _encode(folder, texts, pooling="mean"):
-    from statbench.models.dense import load_encoder
+    from statbench.models.dense.biencoder import load_encoder
 
     model = load_encoder(str(folder), pooling, 64, "cpu")
     return model.encode(texts, convert_to_numpy=True)
@@ -131,7 +131,7 @@ def test_each_split_trains_from_the_initial_weights(stard_dir, bert_dir, tmp_pat
     import logging
 
     from statbench.api import Document, Query, RunContext
-    from statbench.models.dense import all_retrievers, load_encoder
+    from statbench.models.dense.biencoder import all_retrievers, load_encoder
 
     cls = next(c for c in all_retrievers() if c.name == "biencoder-ft")
     model = cls(model=str(bert_dir), **CHUNKS, epochs=1, train_batch_size=2, max_steps=2, warmup_steps=0)

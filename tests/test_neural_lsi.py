@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 import tiny_models
-from statbench.paths import cache_root
+from statbench.storage.paths import cache_root
 
 
 @pytest.fixture(scope="module")

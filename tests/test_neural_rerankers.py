@@ -56,9 +56,9 @@ def test_reranker_on_a_frozen_pool(tmp_path):
 
 def test_a_model_without_checkpoint_or_preset_says_which_option_gives_one(monkeypatch):
     from statbench.errors import StatbenchError
-    from statbench.models import hub
-    from statbench.models.cross_encoder import CrossEncoderReranker
-    from statbench.models.dense import BiEncoder
+    from statbench.models.shared import hub
+    from statbench.models.cross_encoders.cross_encoder import CrossEncoderReranker
+    from statbench.models.dense.biencoder import BiEncoder
 
     monkeypatch.setattr(hub, "offline_reason", lambda: None)  # a hub that answers (tests never use it)
 

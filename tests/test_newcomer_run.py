@@ -11,9 +11,9 @@ from click.testing import CliRunner
 from fixture_data import STARD_QUERIES, write_uk_pool
 from statbench import hookimpl
 from statbench.api import Reranker, Retriever
-from statbench.cli import cli
-from statbench.repeated_options import single_valued
-from statbench.runner import default_output_dir, request_from_cli
+from statbench.commands.cli import cli
+from statbench.commands.repeated_options import single_valued
+from statbench.run.request import default_output_dir, request_from_cli
 from statbench.testing import registered_plugin
 
 

@@ -12,7 +12,7 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from statbench.cli import cli
+from statbench.commands.cli import cli
 
 #: a bound, not a benchmark: the libraries' own retries took 54-84 s here
 BOUND_S = 10.0
@@ -24,7 +24,7 @@ def hub(monkeypatch):
     only 127.0.0.1 can be reached."""
     from huggingface_hub import constants
 
-    from statbench.models import hub as hub_module
+    from statbench.models.shared import hub as hub_module
 
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
@@ -168,7 +168,7 @@ def test_offline_mode_is_set_for_the_load_and_restored(hub, monkeypatch):
 
 
 def test_every_recipe_route_is_in_the_error_and_in_models_fetch(hub):
-    from statbench import model_recipes
+    from statbench.data import model_recipes
 
     listing = CliRunner().invoke(cli, ["models", "fetch"])
     assert listing.exit_code == 0, listing.output

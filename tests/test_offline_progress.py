@@ -27,7 +27,7 @@ class Clock:
 def test_the_eta_is_known_after_the_first_advance_even_when_advances_are_minutes_apart():
     from rich.console import Console
 
-    from statbench.progress import add_bar, make_progress
+    from statbench.terminal.progress import add_bar, make_progress
 
     clock = Clock()
     bars = make_progress(Console(file=io.StringIO()), get_time=clock)
@@ -42,7 +42,7 @@ def test_the_eta_is_known_after_the_first_advance_even_when_advances_are_minutes
 
 
 def test_duration_text():
-    from statbench.progress import duration_text
+    from statbench.terminal.progress import duration_text
 
     assert [duration_text(s) for s in (45, 1260, 7500)] == ["about 45 s", "about 21 min", "about 2 h 05 min"]
 
@@ -81,7 +81,7 @@ def _ctx(tmp_path: Path, events: list) -> RunContext:
 
 @pytest.fixture
 def encoder_model(tmp_path, monkeypatch):
-    from statbench.models import dense
+    from statbench.models.dense import biencoder as dense
 
     clock = Clock()
     monkeypatch.setattr(dense, "_clock", clock)
@@ -121,7 +121,7 @@ def test_a_fast_encoding_is_measured_but_not_announced(encoder_model, tmp_path):
 
 
 def test_a_long_reranking_says_so_after_its_first_group(tmp_path, monkeypatch):
-    from statbench.models import cross_encoder
+    from statbench.models.cross_encoders import cross_encoder
 
     clock = Clock()
     monkeypatch.setattr(cross_encoder, "_clock", clock)
@@ -161,7 +161,7 @@ def test_fine_tuning_on_a_task_without_training_split_says_so(tmp_path):
 
 
 def test_training_pairs_without_queries_names_the_missing_split():
-    from statbench.models.training import training_pairs
+    from statbench.models.dense.training import training_pairs
 
     with pytest.raises(StatbenchError, match=r"^no training queries: task 'ukstat' has no training split "):
         training_pairs([], {}, {"a"}, "ukstat")

@@ -4,9 +4,10 @@
 import pytest
 from click.testing import CliRunner
 
-from statbench import hookimpl, plugins
+from statbench import hookimpl
+from statbench.registry import plugins
 from statbench.api import Retriever
-from statbench.cli import cli
+from statbench.commands.cli import cli
 from statbench.errors import UnknownNameError
 from statbench.testing import registered_plugin
 

@@ -14,16 +14,28 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from statbench.cli import cli
-from statbench.dataio import (
-    read_csv, read_json, read_json_list, read_jsonl, read_lines, read_nonblank_lines, read_text,
+from statbench.commands.cli import cli
+from statbench.data.dataio import (
+    read_csv,
+    read_json,
+    read_json_list,
+    read_jsonl,
+    read_lines,
+    read_nonblank_lines,
+    read_text,
 )
 from statbench.errors import DataFormatError
-from statbench.runfile import read_qrels, read_run
+from statbench.data.runfile import read_qrels, read_run
 from statbench.tasks.bsard import read_articles, read_questions
 from statbench.tasks.stard import Stard, _read_query_ids, _read_stopwords
-from statbench.tasks.ukstat import UkStatutes, read_eval_set, read_queries, read_real_corpus, read_substitute_corpus
-from statbench.validation import check_qrels_against_corpus
+from statbench.tasks.ukstat import (
+    UkStatutes,
+    read_eval_set,
+    read_queries,
+    read_real_corpus,
+    read_substitute_corpus,
+)
+from statbench.data.validation import check_qrels_against_corpus
 
 from fixture_data import STARD_CORPUS, STARD_QUERIES, write_jsonl
 
@@ -736,7 +748,7 @@ def test_run_with_a_bom_in_every_file_scores_like_without(stard_dir, tmp_path):
 
 def test_subprocess_evaluate_prints_one_line_and_exits_2(stard_dir, tmp_path):
     run = write(tmp_path, "run.trec", "0 Q0 刑法第一条 1 NaN x\n")
-    code = "import sys; from statbench.cli import cli; sys.argv[0] = 'statbench'; cli()"
+    code = "import sys; from statbench.commands.cli import cli; sys.argv[0] = 'statbench'; cli()"
     proc = subprocess.run([sys.executable, "-c", code, *evaluate(run, stard_dir)], capture_output=True, text=True,
                           env={**os.environ, "COLUMNS": "200"})
     assert proc.returncode == 2, proc.stderr
@@ -750,7 +762,7 @@ def test_block_decoding_gives_what_decoding_line_by_line_gives(tmp_path, monkeyp
     and parsing one line at a time gives."""
     import random
 
-    import statbench.dataio as dataio
+    import statbench.data.dataio as dataio
 
     def lines_one_by_one(path):
         with open(path, "rb") as handle:

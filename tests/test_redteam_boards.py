@@ -11,11 +11,11 @@ from click.testing import CliRunner
 
 from statbench import hookimpl
 from statbench.api import Measure, Task
-from statbench.cli import cli
+from statbench.commands.cli import cli
 from statbench.leaderboard.collect import collect
 from statbench.leaderboard.sample import make_results, write_result
 from statbench.leaderboard.site import build_site
-from statbench.taskinfo import Protocol, Published, PublishedData, TaskInfo, check_info
+from statbench.contract.taskinfo import Protocol, Published, PublishedData, TaskInfo, check_info
 from statbench.testing import registered_plugin
 
 
@@ -199,7 +199,7 @@ def test_a_reduced_budget_run_never_replaces_the_protocols_run(tmp_path):
 
 def test_reproduce_command_quotes_the_task_name_in_the_data_folder():
     from statbench.leaderboard.site import reproduce_command
-    from statbench.results import Results
+    from statbench.results.record import Results
 
     results = make_results(_scores(0.3), task="x; rm -rf ~",
                            command="statbench run --task 'x; rm -rf ~' --data-dir d --output '$HOME/o'")

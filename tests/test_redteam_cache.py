@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from statbench.cli import cli
+from statbench.commands.cli import cli
 from statbench.errors import DataFormatError, StatbenchError
-from statbench.paths import cache_root
-from statbench.runner import RunRequest, execute
+from statbench.storage.paths import cache_root
+from statbench.run.runner import execute
+from statbench.run.request import RunRequest
 
 from test_models_fetch import fake  # noqa: F401 - the fixture
 from test_tasks_ukstat import uk_dir  # noqa: F401 - the fixture
@@ -23,14 +24,14 @@ NO_PROGRESS = lambda description, total=None: (lambda n=1: None)  # noqa: E731
 
 
 def _build(stard_dir, name="small", depth=5, params=("k1=0.9",)):
-    from statbench.pools import build_pool
+    from statbench.loading.pools import build_pool
 
     return build_pool("stard", "bm25", list(params), name, depth, stard_dir, LOG, NO_PROGRESS)
 
 
 def _reseal(path: Path, **changes) -> None:
     """Edit a built pool's sidecar so that its checksum matches the (edited) pool file."""
-    from statbench.checksum import file_sha256
+    from statbench.data.checksum import file_sha256
 
     side = path.with_suffix(".json")
     meta = json.loads(side.read_text())
@@ -94,7 +95,7 @@ def test_a_pool_edited_with_its_checksum_resealed_must_still_match_its_record(st
 
 
 def test_a_pool_shallower_than_the_task_declares_says_so(uk_dir, tmp_path, caplog):  # noqa: F811
-    from statbench.pools import build_pool
+    from statbench.loading.pools import build_pool
 
     build_pool("ukstat", "bm25", [], None, 3, uk_dir, LOG, NO_PROGRESS)
     with caplog.at_level(logging.WARNING, logger="test"):
@@ -103,8 +104,8 @@ def test_a_pool_shallower_than_the_task_declares_says_so(uk_dir, tmp_path, caplo
 
 
 def test_two_builds_of_one_pool_at_once_leave_a_pool_and_sidecar_that_agree(stard_dir, monkeypatch):
-    import statbench.pools as pools
-    from statbench.checksum import file_sha256
+    import statbench.loading.pools as pools
+    from statbench.data.checksum import file_sha256
 
     path = cache_root() / "pools" / "stard" / "small.trec"
     sha_of = {}
@@ -157,7 +158,7 @@ def test_pool_list_shows_a_damaged_sidecar_as_a_row(stard_dir):
 
 def _reseal_entry(entry: Path, edit) -> None:
     """Edit an entry's files with ``edit(entry)``, then re-seal its manifest to match them."""
-    from statbench.cache import sha256_file
+    from statbench.storage.cache import sha256_file
 
     edit(entry)
     manifest = json.loads((entry / "manifest.json").read_text())
@@ -313,7 +314,7 @@ def test_a_summary_resealed_with_another_data_checksum_is_not_used(stard_dir, tm
 
 @pytest.mark.parametrize("local", [True, False])
 def test_a_model_that_cannot_be_loaded_is_one_short_line(tmp_path, local, monkeypatch):
-    from statbench.models import hub
+    from statbench.models.shared import hub
 
     monkeypatch.setattr(hub, "offline_reason", lambda: None)
     name = str(tmp_path) if local else "some-org/not-a-model"
@@ -350,7 +351,7 @@ def _meta_other(entry: Path) -> None:
 def test_encodings_resealed_over_an_edited_file_are_encoded_again(tmp_path, edit):
     np = pytest.importorskip("numpy")
     pytest.importorskip("faiss")
-    from statbench.models.encoding_cache import EncodingCache
+    from statbench.models.dense.encoding_cache import EncodingCache
 
     calls = []
 

@@ -11,7 +11,7 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
-from statbench.cli import cli
+from statbench.commands.cli import cli
 
 import grid_fixtures
 from grid_fixtures import DEV, grid, mrr

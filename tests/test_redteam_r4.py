@@ -25,9 +25,9 @@ import pytest
 from click.testing import CliRunner
 
 from test_loader_rules import DOCS, LOADERS, QRELS, QUERIES
-from statbench import model_recipes
-from statbench.beir import find_folder, load_beir
-from statbench.cli import cli
+from statbench.data import model_recipes
+from statbench.loading.beir import find_folder, load_beir
+from statbench.commands.cli import cli
 from statbench.errors import DataFormatError, StatbenchError
 
 
@@ -115,7 +115,7 @@ def test_a_killed_task_new_staging_goes_even_when_the_next_run_stops(tmp_path):
 def hub(monkeypatch):
     from huggingface_hub import constants
 
-    from statbench.models import hub as hub_module
+    from statbench.models.shared import hub as hub_module
 
     for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
         monkeypatch.delenv(name, raising=False)
@@ -214,7 +214,7 @@ def fetched(tmp_path, monkeypatch):
 
 def _tamper(recipe) -> None:
     """Other weights, and a manifest rewritten to match them (the entry reads as intact)."""
-    from statbench.cache import sha256_file
+    from statbench.storage.cache import sha256_file
 
     folder = model_recipes.entry(recipe).path
     weights = folder / "weights.bin"

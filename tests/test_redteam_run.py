@@ -9,9 +9,9 @@ from click.testing import CliRunner
 from fixture_data import write_uk_pool
 from statbench import hookimpl
 from statbench.api import Reranker, Retriever
-from statbench.cli import cli
-from statbench.outputs import config_folder_name
-from statbench.runner import default_output_dir, request_from_cli
+from statbench.commands.cli import cli
+from statbench.run.outputs import config_folder_name
+from statbench.run.request import default_output_dir, request_from_cli
 from statbench.testing import registered_plugin
 from test_newcomer_run import Sparse, newcomer_models  # noqa: F401 (fixture)
 

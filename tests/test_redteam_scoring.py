@@ -10,8 +10,8 @@ from array import array
 import pytest
 from click.testing import CliRunner
 
-from statbench.cli import cli
-from statbench.runfile import TIE_ORDER, order_as_trec_eval, order_ranking, read_run, write_run
+from statbench.commands.cli import cli
+from statbench.data.runfile import TIE_ORDER, order_as_trec_eval, order_ranking, read_run, write_run
 
 LOWEST = -3.4028234663852886e38  # -FLT_MAX: torch.finfo(torch.float32).min, a common mask value
 
@@ -73,8 +73,8 @@ def test_evaluate_scores_a_foreign_run_at_the_bottom_of_float32_in_trec_evals_or
 # --- custom measures ------------------------------------------------------------------------------
 
 def test_a_custom_measure_returning_an_int_beyond_float_is_a_plugin_error_not_a_crash():
-    from statbench.checks import PluginError
-    from statbench.measures import CustomMeasure, ParsedCustomMeasure
+    from statbench.registry.checks import PluginError
+    from statbench.scoring.measures import CustomMeasure, ParsedCustomMeasure
 
     class Huge(CustomMeasure):
         name = "Huge"
@@ -91,7 +91,7 @@ def test_a_custom_measure_returning_an_int_beyond_float_is_a_plugin_error_not_a_
 
 
 def test_f_beta_with_a_huge_beta_is_recall_and_a_tiny_beta_precision():
-    from statbench.measures import parse_measure
+    from statbench.scoring.measures import parse_measure
 
     ranking, qrels = [("a", 3.0), ("b", 2.0), ("c", 1.0)], {"a": 1, "d": 1}  # P = 1/3, R = 1/2
     assert parse_measure("F(beta=1e200)@3").score(ranking, qrels, "q") == 0.5
@@ -174,7 +174,7 @@ def test_cohens_d_of_equal_differences_is_undefined_not_1e15():
     printed by compare as "Cohen's d of the differences: +6577928282353816.000"."""
     import numpy as np
 
-    from statbench.significance import cohens_d, compare_to_baseline
+    from statbench.scoring.significance import cohens_d, compare_to_baseline
 
     assert cohens_d(np.array([0.1] * 6)) is None and cohens_d([0.1] * 6) is None
     base = {f"q{i}": 0.0 for i in range(6)}

@@ -11,11 +11,11 @@ from click.testing import CliRunner
 
 import api_servers
 from api_servers import KEY
-from statbench.beir import default_name, find_folder, task_class
-from statbench.cache import CacheEntry
-from statbench.cli import cli
+from statbench.loading.beir import default_name, find_folder, task_class
+from statbench.storage.cache import CacheEntry
+from statbench.commands.cli import cli
 from statbench.errors import DataFormatError
-from statbench.paths import cache_root
+from statbench.storage.paths import cache_root
 from test_beir import write_beir
 
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from statbench.errors import DataFormatError
-from statbench.results import load_results, validation_errors, write_results
+from statbench.results.record import load_results, validation_errors, write_results
 
 
 def minimal_results() -> dict:

@@ -13,13 +13,8 @@ from pathlib import Path
 
 import pytest
 from statbench.errors import StatbenchError
-from statbench.leaderboard.sample import (
-    make_results,
-    reranker_record,
-    sample_results,
-    write_sample,
-)
-from statbench.results import (
+from statbench.leaderboard.sample import make_results, reranker_record, sample_results, write_sample
+from statbench.results.record import (
     ModelRecord,
     Results,
     RunScores,
@@ -193,7 +188,8 @@ def test_write_results_takes_the_record_and_validates_it(tmp_path):
 
 
 def test_a_run_returns_the_record_it_wrote(stard_dir, tmp_path):
-    from statbench.runner import RunRequest, execute
+    from statbench.run.runner import execute
+    from statbench.run.request import RunRequest
 
     outcome = execute(RunRequest(task="stard", model="bm25", data_dir=stard_dir, output=tmp_path / "out"),
                       LOG, NO_PROGRESS)
@@ -209,7 +205,8 @@ def test_a_run_returns_the_record_it_wrote(stard_dir, tmp_path):
 
 
 def test_run_in_parts(stard_dir, tmp_path):
-    from statbench.runner import Run, RunRequest
+    from statbench.run.runner import Run
+    from statbench.run.request import RunRequest
 
     run = Run(RunRequest(task="stard", model="bm25", splits=["fold-1"], data_dir=stard_dir, output=tmp_path / "o"),
               LOG, NO_PROGRESS)
@@ -225,14 +222,8 @@ def test_run_in_parts(stard_dir, tmp_path):
 
 
 def test_params_reach_the_core_typed(stard_dir, tmp_path):
-    from statbench.runner import (
-        Run,
-        RunRequest,
-        equivalent_command,
-        execute,
-        parse_model_params,
-        request_from_cli,
-    )
+    from statbench.run.runner import Run, execute
+    from statbench.run.request import RunRequest, equivalent_command, parse_model_params, request_from_cli
 
     assert parse_model_params("retrievers", "bm25", ["k1=0.9", "b=0.4"]) == {"k1": 0.9, "b": 0.4}
     assert parse_model_params("rerankers", None, []) == {}
@@ -256,7 +247,7 @@ def test_params_reach_the_core_typed(stard_dir, tmp_path):
 
 
 def test_build_pool_reads_the_record(stard_dir, tmp_path):
-    from statbench.pools import build_pool
+    from statbench.loading.pools import build_pool
 
     path, meta = build_pool("stard", "bm25", ["k1=0.9"], "small", 5, stard_dir, LOG, NO_PROGRESS)
     assert meta["retriever"]["name"] == "bm25" and meta["retriever"]["params"]["k1"] == 0.9
@@ -269,7 +260,7 @@ def test_build_pool_reads_the_record(stard_dir, tmp_path):
 
 def test_score_table_from_the_record_or_the_evaluate_dict():
     from rich.console import Console
-    from statbench.tables import print_scores
+    from statbench.commands.tables import print_scores
 
     obj = make_results({"q1": {"R@5": 1.0, "R@10": 1.0, "R@100": 1.0, "nDCG@10": 0.5},
                         "q2": {"R@5": 0.0, "R@10": 1.0, "R@100": 1.0, "nDCG@10": 0.0}},
@@ -285,7 +276,7 @@ def test_score_table_from_the_record_or_the_evaluate_dict():
 
 
 def test_per_query_measure_reads_the_record():
-    from statbench.significance import per_query_measure
+    from statbench.scoring.significance import per_query_measure
 
     record = sample_results({"q1": {"R@5": 1.0, "R@10": 1.0, "R@100": 1.0, "nDCG@10": 0.5}})
     assert per_query_measure(record, "nDCG@10") == {"q1": 0.5}

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from statbench import hookimpl
 from statbench.api import Retriever
-from statbench.cli import cli
-from statbench.results import load_results
+from statbench.commands.cli import cli
+from statbench.results.record import load_results
 from statbench.testing import registered_plugin
 
 
@@ -169,7 +169,7 @@ def test_evaluate_scores_a_run_and_rejects_malformed_lines(stard_dir, tmp_path):
 
 def test_help_imports_no_heavy_modules():
     code = (
-        "import sys; from click.testing import CliRunner; from statbench.cli import cli; "
+        "import sys; from click.testing import CliRunner; from statbench.commands.cli import cli; "
         "CliRunner().invoke(cli, ['--help']); "
         "print(sorted(m for m in ('torch','transformers','numpy','ir_measures','bm25s','jieba','jnius') if m in sys.modules))"
     )
@@ -180,7 +180,8 @@ def test_help_imports_no_heavy_modules():
 def test_runs_started_from_python_record_the_equivalent_command(stard_dir, tmp_path):
     import logging
 
-    from statbench.runner import RunRequest, execute
+    from statbench.run.runner import execute
+    from statbench.run.request import RunRequest
 
     out = tmp_path / "out"
     request = RunRequest(task="stard", model="bm25", params={"k1": 0.9, "b": 0.4}, data_dir=stard_dir, output=out)
@@ -196,7 +197,7 @@ def test_runs_started_from_python_record_the_equivalent_command(stard_dir, tmp_p
 def test_results_name_the_gpu_only_when_torch_used_cuda(monkeypatch):
     from types import SimpleNamespace
 
-    from statbench.runner import _accelerator
+    from statbench.run.runner import _accelerator
 
     monkeypatch.delitem(sys.modules, "torch", raising=False)
     assert _accelerator() == {}  # torch never imported: no GPU was used

@@ -4,7 +4,7 @@ from array import array
 import pytest
 
 from statbench.errors import DataFormatError
-from statbench.runfile import order_ranking, read_qrels, read_run, write_run
+from statbench.data.runfile import order_ranking, read_qrels, read_run, write_run
 
 
 def test_ties_are_broken_by_doc_id_and_made_strict():
@@ -56,7 +56,7 @@ def test_the_fast_run_reader_agrees_with_the_line_reader_on_damaged_runs(tmp_pat
     reader's rankings or error, whichever it is."""
     import random
 
-    import statbench.runfile as runfile
+    import statbench.data.runfile as runfile
 
     good = "".join(f"q{q} Q0 d{d} {r} {s} tag\n" for q in (3, 1, 2)
                    for r, (d, s) in enumerate([(4, "2.5"), (1, "1e-3"), (7, "-0.5"), (2, ".25")], start=1))

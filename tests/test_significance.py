@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from statbench.cli import cli
+from statbench.commands.cli import cli
 from statbench.errors import StatbenchError
 from statbench.leaderboard.sample import make_results, write_result
-from statbench.significance import (
+from statbench.scoring.significance import (
     bootstrap_ci,
     cohens_d,
     compare_to_baseline,
@@ -95,8 +95,8 @@ def test_primary_measure_choice():
     assert primary_measure("other", ["MAP", "nDCG@10"]) == "nDCG@10"
     assert primary_measure("other", ["MAP", "P@5"]) == "MAP"
 
-    from statbench.plugins import get_registry
-    from statbench.taskinfo import TaskInfo
+    from statbench.registry.plugins import get_registry
+    from statbench.contract.taskinfo import TaskInfo
 
     declares = TaskInfo(name="x", language="en", measures=(), primary_measure="P@5")
     assert primary_measure("stard", ["R@100", "P@5"], declares) == "P@5"

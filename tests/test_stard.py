@@ -7,7 +7,7 @@ from importlib import resources
 import pytest
 
 from statbench.errors import DataFormatError
-from statbench.splits import kfold_assignment
+from statbench.loading.splits import kfold_assignment
 from statbench.tasks.stard import Stard
 
 from fixture_data import STARD_CORPUS, STARD_QUERIES, write_jsonl

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from fixture_data import STARD_CORPUS
 from statbench.api import Document
 from statbench.errors import DataFormatError, StatbenchError
-from statbench.models.legal_graph import build_graph, cached_graph, structure_digest
+from statbench.models.gdsr.legal_graph import build_graph, cached_graph, structure_digest
 from statbench.tasks.stard import Stard
 
 LOG = logging.getLogger("test")
@@ -75,7 +75,7 @@ def test_structure_reader_is_strict(stard_dir, lines, message):
 
 
 def test_a_bad_structure_file_is_one_line_and_exit_2(stard_dir, isolated_cache):
-    from statbench.cli import cli
+    from statbench.commands.cli import cli
 
     write_structure(stard_dir, structure_lines()[:-1])
     result = CliRunner().invoke(cli, ["run", "--task", "stard", "--model", "bm25", "--data-dir", str(stard_dir),
@@ -156,7 +156,8 @@ def test_a_changed_structure_file_is_not_served_from_the_cached_task_load(stard_
     """A fully cached run skips the corpus parse through a cached summary of the task load,
     keyed by the declared files: the structure file is one of them, so a changed structure
     rebuilds the runs of a model that reads it (and never serves the old ones)."""
-    from statbench.runner import RunRequest, execute
+    from statbench.run.runner import execute
+    from statbench.run.request import RunRequest
 
     def run(name):
         outcome = execute(RunRequest(task="stard", model="bm25", params={"with_headings": True}, data_dir=stard_dir,

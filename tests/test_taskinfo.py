@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from statbench import hookimpl, irds
+from statbench import hookimpl
+from statbench.loading import irds
 from statbench.api import Document, Measure, Query, Split, Task, TaskData
-from statbench.checks import PluginError, check_task_class
-from statbench.checksum import files_sha256
-from statbench.cli import cli
-from statbench.plugins import get_registry
-from statbench.taskinfo import PoolInfo, Protocol, TaskInfo, check_info
+from statbench.registry.checks import PluginError, check_task_class
+from statbench.data.checksum import files_sha256
+from statbench.commands.cli import cli
+from statbench.registry.plugins import get_registry
+from statbench.contract.taskinfo import PoolInfo, Protocol, TaskInfo, check_info
 from statbench.testing import registered_plugin
 
 ARTICLES = {f"a{i}": f"article {i} about {'rent' if i % 2 else 'marriage'} and term{i}" for i in range(1, 9)}
@@ -180,7 +181,7 @@ def test_file_sets_by_glob(tmp_path, monkeypatch):
     }
     (package / "globtask.json").write_text(json.dumps(definition))
     (package / "__init__.py").write_text(textwrap.dedent('''
-        from statbench.taskdef import DefinedTask
+        from statbench.loading.taskdef import DefinedTask
 
         class GlobTask(DefinedTask):
             definition_file = "globtask.json"

@@ -10,10 +10,10 @@ from click.testing import CliRunner
 
 from statbench import hookimpl
 from statbench.api import Retriever
-from statbench.cli import cli
+from statbench.commands.cli import cli
 from statbench.errors import DataFormatError, DownloadError
-from statbench.results import load_results
-from statbench.splits import carve_dev
+from statbench.results.record import load_results
+from statbench.loading.splits import carve_dev
 from statbench.tasks.bsard import Bsard, heading_fields
 from statbench.testing import registered_plugin
 

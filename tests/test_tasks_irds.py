@@ -5,7 +5,7 @@ import ir_datasets
 import pytest
 from click.testing import CliRunner
 
-from statbench.cli import cli
+from statbench.commands.cli import cli
 
 from fixture_data import write_jsonl
 from test_tasks_stard_official import add_official
@@ -13,10 +13,10 @@ from test_tasks_stard_official import add_official
 
 @pytest.fixture
 def irds():
-    import statbench.irds
+    import statbench.loading.irds
 
-    yield statbench.irds
-    statbench.irds.forget()  # later tests must not see this test's folders
+    yield statbench.loading.irds
+    statbench.loading.irds.forget()  # later tests must not see this test's folders
 
 
 def test_stard_folds_and_official_split(irds, stard_dir):

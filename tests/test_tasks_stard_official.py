@@ -6,9 +6,10 @@ import logging
 import pytest
 from click.testing import CliRunner
 
-from statbench.cli import cli
+from statbench.commands.cli import cli
 from statbench.errors import DataFormatError, UnknownNameError
-from statbench.runner import RunRequest, execute
+from statbench.run.runner import execute
+from statbench.run.request import RunRequest
 from statbench.tasks.stard import Stard
 
 LOG = logging.getLogger("test")

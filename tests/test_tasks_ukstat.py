@@ -7,11 +7,12 @@ import math
 import pytest
 from click.testing import CliRunner
 
-from statbench.cli import cli
+from statbench.commands.cli import cli
 from statbench.errors import DataFormatError, DownloadError, StatbenchError
-from statbench.paths import cache_root
-from statbench.results import load_results
-from statbench.runner import RunRequest, execute
+from statbench.storage.paths import cache_root
+from statbench.results.record import load_results
+from statbench.run.runner import execute
+from statbench.run.request import RunRequest
 from statbench.tasks.ukstat import UkStatutes
 
 from fixture_data import write_jsonl
@@ -112,7 +113,7 @@ def test_real_layout_exposes_the_legislative_structure_as_bsard_names_it(tmp_pat
 
 
 def test_real_layout_structure_changes_the_corpus_checksum_not_the_data_checksum(tmp_path):
-    from statbench.runcache import corpus_checksum
+    from statbench.run.runcache import corpus_checksum
 
     items = [{"content": "Offences\nA person commits an offence.", "metadata": {"chunk_id": "c1", "doc_id": "d1"}},
              {"content": "Other text", "metadata": {"chunk_id": "c2", "doc_id": "d1"}}]
@@ -195,7 +196,7 @@ def test_pool_build_then_rerun_the_pool(uk_dir, tmp_path):
     assert result.exit_code == 0, result.output
     path = cache_root() / "pools" / "ukstat" / "bm25.trec"
     meta = json.loads(path.with_suffix(".json").read_text())
-    from statbench.checksum import file_sha256
+    from statbench.data.checksum import file_sha256
 
     assert meta["sha256"] == file_sha256(path) and meta["depth"] == 3 and meta["retriever"]["name"] == "bm25"
     assert meta["command"].startswith("statbench pool build --task ukstat")

@@ -16,10 +16,18 @@ from array import array
 import pytest
 from click.testing import CliRunner
 
-from statbench.cli import cli
+from statbench.commands.cli import cli
 from statbench.errors import DataFormatError
-from statbench.runfile import (TIE_ORDER, check_grade, order_as_trec_eval, order_ranking, read_qrels, read_run,
-                               write_qrels, write_run)
+from statbench.data.runfile import (
+    TIE_ORDER,
+    check_grade,
+    order_as_trec_eval,
+    order_ranking,
+    read_qrels,
+    read_run,
+    write_qrels,
+    write_run,
+)
 
 #: query -> (ranking as a model returns it, the harness's order of its doc ids, relevant docs):
 #: each case breaks the run's order for some evaluator if ties survive at 32-bit precision

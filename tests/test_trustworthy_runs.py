@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from statbench import hookimpl, plugins
+from statbench import hookimpl
+from statbench.registry import plugins
 from statbench.api import Reranker, Retriever
-from statbench.cli import cli
+from statbench.commands.cli import cli
 from statbench.tasks.stard import Stard
 from statbench.testing import registered_plugin
 
@@ -254,7 +255,7 @@ def test_reranker_may_only_return_its_candidates(stard_dir, tmp_path):
 
 
 def test_more_than_k_untied_documents_is_refused():
-    from statbench.checks import PluginError, check_rankings
+    from statbench.registry.checks import PluginError, check_rankings
 
     ranking = {"q": [("a", 3.0), ("b", 2.0), ("c", 2.0), ("d", 1.0)]}
     # ties with the k-th are the harness's to break: allowed
@@ -345,14 +346,14 @@ signal.signal(signal.SIGINT, signal.default_int_handler)
 stage = os.environ["KILL_AT"]
 def die(*a, **k):
     os.kill(os.getpid(), getattr(signal, os.environ["KILL_WITH"]))
-import statbench.cache as cache, statbench.outputs as outputs, statbench.runfile as runfile, statbench.runner as runner
+import statbench.storage.cache as cache, statbench.run.outputs as outputs, statbench.data.runfile as runfile, statbench.run.runner as runner
 if stage == "cache-seal":          # a split run written to staging, not yet sealed
     cache.CacheEntry._seal = die
 elif stage == "cache-publish":     # sealed, not yet renamed into place
     real = cache.os.replace
     cache.os.replace = lambda a, b: die() if ".staging-" in str(a) else real(a, b)
 elif stage == "second-split":      # one split cached, killed in the next search
-    import statbench.models.bm25 as bm25
+    import statbench.models.lexical.bm25 as bm25
     calls = []
     real_search = bm25.BM25.search
     def search(self, *a, **k):
@@ -366,7 +367,7 @@ elif stage == "output-staged":     # every output file written, before the swap
 elif stage == "output-half":       # half of the output set written
     real_write = runfile.write_qrels
     runner.write_qrels = die
-from statbench.cli import main
+from statbench.commands.cli import main
 sys.argv = ["statbench"] + sys.argv[1:]
 main()
 """
@@ -379,11 +380,11 @@ def test_kill_at_each_stage_then_rerun_gives_identical_outputs(stard_dir, tmp_pa
     reference = tmp_path / "reference"
     env = {**os.environ, "STATBENCH_CACHE": str(tmp_path / "ref-cache")}
     args = ["run", "--task", "stard", "--model", "bm25", "--data-dir", str(stard_dir), "--no-progress"]
-    subprocess.run([sys.executable, "-m", "statbench.cli", *args, "--output", str(reference)], env=env, check=True,
+    subprocess.run([sys.executable, "-m", "statbench.commands.cli", *args, "--output", str(reference)], env=env, check=True,
                    capture_output=True)
     out = tmp_path / "out"
     # a previous good output set that the killed run must leave alone
-    subprocess.run([sys.executable, "-m", "statbench.cli", *args, "--output", str(out)], env=env, check=True,
+    subprocess.run([sys.executable, "-m", "statbench.commands.cli", *args, "--output", str(out)], env=env, check=True,
                    capture_output=True)
     before = snapshot(out)
     env = {**os.environ, "STATBENCH_CACHE": str(isolated_cache), "KILL_AT": stage, "KILL_WITH": signal_name}
@@ -395,7 +396,7 @@ def test_kill_at_each_stage_then_rerun_gives_identical_outputs(stard_dir, tmp_pa
         assert "Traceback" not in killed.stderr
     assert snapshot(out) == before
     env.pop("KILL_AT")
-    again = subprocess.run([sys.executable, "-m", "statbench.cli", *args, "--output", str(out)], env=env,
+    again = subprocess.run([sys.executable, "-m", "statbench.commands.cli", *args, "--output", str(out)], env=env,
                            capture_output=True, text=True)
     assert again.returncode == 0, again.stderr
     assert (out / "run.trec").read_bytes() == (reference / "run.trec").read_bytes()
@@ -409,7 +410,7 @@ def test_kill_at_each_stage_then_rerun_gives_identical_outputs(stard_dir, tmp_pa
 def test_two_identical_runs_started_together_both_succeed(stard_dir, tmp_path, isolated_cache):
     args = ["run", "--task", "stard", "--model", "bm25", "--data-dir", str(stard_dir), "--no-progress"]
     env = {**os.environ, "STATBENCH_CACHE": str(isolated_cache)}
-    procs = [subprocess.Popen([sys.executable, "-m", "statbench.cli", *args, "--output", str(tmp_path / f"o{i}")],
+    procs = [subprocess.Popen([sys.executable, "-m", "statbench.commands.cli", *args, "--output", str(tmp_path / f"o{i}")],
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(2)]
     outcomes = [p.communicate(timeout=300) + (p.returncode,) for p in procs]
     assert [rc for _, _, rc in outcomes] == [0, 0], outcomes
@@ -423,7 +424,7 @@ def test_two_runs_into_the_same_output_both_succeed(stard_dir, tmp_path, isolate
     env = {**os.environ, "STATBENCH_CACHE": str(isolated_cache)}
     args = ["run", "--task", "stard", "--model", "bm25", "--data-dir", str(stard_dir), "--no-progress",
             "--output", str(out)]
-    procs = [subprocess.Popen([sys.executable, "-m", "statbench.cli", *args], env=env, stdout=subprocess.PIPE,
+    procs = [subprocess.Popen([sys.executable, "-m", "statbench.commands.cli", *args], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
     assert [p.wait(timeout=300) for p in procs] == [0, 0]
     assert (out / "run.trec").read_bytes() == (clean_run / "run.trec").read_bytes()
@@ -508,7 +509,7 @@ def test_task_class_missing_language_fails_its_plugin_only(fake_distributions):
 ])
 def test_task_with_unparseable_measure_is_refused_at_registration(measure, expected):
     from statbench.api import Measure, Task
-    from statbench.checks import PluginError, check_task_class
+    from statbench.registry.checks import PluginError, check_task_class
 
     cls = type("Bad", (Task,), {"name": "bad", "language": "en", "measures": (Measure("R@10", measure),),
                                 "load": lambda self, d, log: None})
@@ -632,7 +633,7 @@ def _umask() -> int:
 
 
 def test_overflowing_plugin_score_is_one_line(stard_dir, tmp_path):
-    from statbench.checks import PluginError, check_rankings
+    from statbench.registry.checks import PluginError, check_rankings
 
     with pytest.raises(PluginError, match=r"m, query 'q', doc 'a': score .* cannot be a float"):
         check_rankings({"q": [("a", 10 ** 400)]}, owner="m", query_ids={"q"}, corpus={"a"})

@@ -39,7 +39,7 @@ def uk_pool(tmp_path_factory):
 
 
 def test_list_models_shows_every_reranker_family_of_tables_7_and_8():
-    from statbench.cli import cli
+    from statbench.commands.cli import cli
 
     result = CliRunner().invoke(cli, ["list", "models", "-v"], env={"COLUMNS": "400"})
     assert result.exit_code == 0, result.output

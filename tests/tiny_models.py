@@ -119,7 +119,7 @@ def sentence_transformer(folder: Path, texts, seed: int = 0) -> Path:
     """A sentence-transformers folder (modules.json, mean pooling, Normalize)."""
     from sentence_transformers import SentenceTransformer
 
-    from statbench.models.dense import _st_modules
+    from statbench.models.dense.biencoder import _st_modules
 
     models = _st_modules()
     base = bert(folder.with_name(folder.name + "-base"), texts, seed)
@@ -143,7 +143,8 @@ def run(data_dir, model=None, params=None, reranker=None, reranker_params=None, 
     """Run through the real runner, quietly; returns (outcome, log lines)."""
     import logging
 
-    from statbench.runner import RunRequest, execute
+    from statbench.run.runner import execute
+    from statbench.run.request import RunRequest
 
     log = logging.getLogger("statbench.test.neural")
     lines: list[str] = []

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import StatbenchError, UnknownNameError
-from ..outputs import config_folder_name
-from ..runner import equivalent_command, request_from_cli
-from .spec import GridSpec, GridSpecError, ModelEntry, Resources, TaskEntry
+from statbench.errors import StatbenchError, UnknownNameError
+from statbench.grid.spec import GridSpec, GridSpecError, ModelEntry, Resources, TaskEntry
+from statbench.run.outputs import config_folder_name
+from statbench.run.request import equivalent_command, request_from_cli
 
 #: roles: an ordinary cell, a cell of a tuning search, the tuned cell evaluated on test
 PLAIN, SEARCH, TUNED = "run", "search", "tuned"
@@ -43,7 +43,7 @@ class Cell:
     @property
     def argv(self) -> list[str]:
         """The command run: this Python's statbench (the same installation on every worker)."""
-        return [sys.executable, "-m", "statbench.cli", *shlex.split(self.command)[1:]]
+        return [sys.executable, "-m", "statbench.commands.cli", *shlex.split(self.command)[1:]]
 
     @property
     def slug(self) -> str:
@@ -93,7 +93,7 @@ def make_cell(root: Path, task: TaskEntry, model: ModelEntry, params: dict, rpar
 
 def tuning_split(task_name: str, on: str) -> tuple[str | None, tuple[str, ...] | None]:
     """``on`` as (protocol, None) when the task declares such a protocol, else (None, (split,))."""
-    from ..plugins import get_registry
+    from statbench.registry.plugins import get_registry
 
     info = get_registry().get("tasks", task_name).cls.task_info()
     if any(p.name == on for p in info.protocols):
@@ -104,7 +104,7 @@ def tuning_split(task_name: str, on: str) -> tuple[str | None, tuple[str, ...] |
 def _check_protocols(spec: GridSpec) -> None:
     """Each task's ``protocol`` is one the task declares (``statbench run`` would only find
     out when the cell runs)."""
-    from ..plugins import get_registry
+    from statbench.registry.plugins import get_registry
 
     for j, task in enumerate(spec.tasks):
         if task.protocol is None:
@@ -176,7 +176,7 @@ def _check_sweeps(spec: GridSpec) -> None:
 
 
 def _measures_of(task_name: str) -> list[str] | None:
-    from ..plugins import get_registry
+    from statbench.registry.plugins import get_registry
 
     try:
         return [m.label for m in get_registry().get("tasks", task_name).cls.task_info().measures]
@@ -186,7 +186,7 @@ def _measures_of(task_name: str) -> list[str] | None:
 
 def _protocol_splits(task_name: str, protocol: str | None, splits: tuple[str, ...] | None) -> set[str] | None:
     """The split names a run with this protocol/splits evaluates (None: not known here)."""
-    from ..plugins import get_registry
+    from statbench.registry.plugins import get_registry
 
     try:
         info = get_registry().get("tasks", task_name).cls.task_info()

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .cells import SEARCH, Cell
-from .spec import PAPER, REGRESSION, Expected
+from statbench.grid.cells import SEARCH, Cell
+from statbench.grid.spec import PAPER, REGRESSION, Expected
 
 #: slack for figures that are equal but printed/rounded differently
 _EPSILON = 1e-9
@@ -57,7 +57,7 @@ def paper_data(exp: Expected):
     that of the task's published figures from the same source (None: not declared)."""
     if exp.data is not None:
         return exp.data
-    from ..plugins import get_registry
+    from statbench.registry.plugins import get_registry
 
     try:
         published = get_registry().get("tasks", exp.task).cls.task_info().published
@@ -67,7 +67,7 @@ def paper_data(exp: Expected):
 
 
 def _unit(task: str) -> str:
-    from ..plugins import get_registry
+    from statbench.registry.plugins import get_registry
 
     try:
         return getattr(get_registry().get("tasks", task).cls.task_info(), "corpus_unit", "") or "documents"

@@ -7,16 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-
-from ..hookspecs import hookimpl
+from statbench.registry.hookspecs import hookimpl
 
 EXECUTORS = ("local", "sequential", "ray", "slurm", "slurm-local")
 
 
 def _shortcut_spec(tasks, models, data_dir, protocol, output):
     """The spec of ``statbench grid --task A --model X ...`` (no file)."""
-    from ..errors import StatbenchError
-    from .spec import _typed
+    from statbench.errors import StatbenchError
+    from statbench.grid.spec import _typed
 
     if not tasks or not models:
         raise StatbenchError("give an experiment file, or at least one --task and one --model")
@@ -60,14 +59,14 @@ def grid(experiment, tasks, models, data_dir, protocol, output, executor, worker
     """Run a whole experiment: every cell an ordinary `statbench run` with its own output
     folder and results.json. Cells already done for the same configuration and data are
     skipped; failed cells are reported without stopping the others (exit code 2)."""
-    from ..console import make_console
-    from ..errors import StatbenchError
-    from .board import Board
-    from .cells import expand
-    from .check import print_check, print_expected
-    from .experiment import GridRunner, build_leaderboard, print_summary, write_summary
-    from .executors import make_executor
-    from .spec import read_grid
+    from statbench.errors import StatbenchError
+    from statbench.grid.board import Board
+    from statbench.grid.cells import expand
+    from statbench.grid.check import print_check, print_expected
+    from statbench.grid.executors import make_executor
+    from statbench.grid.experiment import GridRunner, build_leaderboard, print_summary, write_summary
+    from statbench.grid.spec import read_grid
+    from statbench.terminal.console import make_console
 
     if experiment is not None and (tasks or models or data_dir or protocol):
         raise StatbenchError("give an experiment file or --task/--model, not both")

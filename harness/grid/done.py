@@ -12,7 +12,7 @@ sha256 of the results.json it produced. A cell is done when all of these hold:
   installed ones (a new version may compute something else);
 - the data checksum **the results themselves record** is the checksum of the task's data
   as it is now: the load summary the runs cache for exactly these file contents (every
-  data file's sha256, :mod:`statbench.loadcache`), else a load of the task here. A cell
+  data file's sha256, :mod:`statbench.loading.loadcache`), else a load of the task here. A cell
   computed on other data (even data that changed while it was queued and changed back
   since) is therefore never taken for done.
 
@@ -28,9 +28,9 @@ import logging
 import os
 from pathlib import Path
 
-from ..atomic import write_json
-from ..checksum import file_sha256
-from .cells import Cell
+from statbench.data.checksum import file_sha256
+from statbench.grid.cells import Cell
+from statbench.storage.atomic import write_json
 
 
 def record_path(root: Path, cell: Cell) -> Path:
@@ -64,8 +64,8 @@ def current_data_checksum(cell: Cell, cache: Path | None = None) -> str | None:
 def current_data(task_name: str, data_dir: Path | None, cache: Path | None = None):
     """The task's data as it is now: the cached load summary for these file contents, else
     a load here (``checksum`` and ``all_splits()``); None when it cannot be had without a run."""
-    from ..loadcache import read_summary, summary_entry
-    from ..plugins import get_registry
+    from statbench.loading.loadcache import read_summary, summary_entry
+    from statbench.registry.plugins import get_registry
 
     quiet = logging.getLogger("statbench.grid.done")
     quiet.propagate, quiet.disabled = False, True
@@ -86,8 +86,8 @@ def current_data(task_name: str, data_dir: Path | None, cache: Path | None = Non
 
 
 def _versions_current(cell: Cell, results) -> bool:
-    from .. import __version__
-    from ..plugins import get_registry
+    from statbench import __version__
+    from statbench.registry.plugins import get_registry
 
     registry = get_registry()
     if results.statbench_version != __version__:
@@ -110,7 +110,7 @@ def _versions_current(cell: Cell, results) -> bool:
 def is_done(root: Path, cell: Cell, data_checksum: str | None) -> bool:
     """True when ``cell``'s outputs are those of its exact configuration, computed on the
     data whose checksum is ``data_checksum`` (:func:`current_data_checksum`)."""
-    from ..results import Results
+    from statbench.results.record import Results
 
     record_file, results_file = record_path(root, cell), cell.output / "results.json"
     if data_checksum is None or not record_file.is_file() or not results_file.is_file():

@@ -15,9 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..errors import StatbenchError, one_line
-from .cellrun import CellJob, CellOutcome, run_cell
-from .spec import Resources
+from statbench.errors import StatbenchError, one_line
+from statbench.grid.cellrun import CellJob, CellOutcome, run_cell
+from statbench.grid.spec import Resources
 
 Events = Callable[[str, str, "CellOutcome | None"], None]
 Work = Sequence[tuple[CellJob, Resources]]
@@ -213,7 +213,7 @@ class SlurmExecutor:
             import submitit
         except ImportError:
             raise StatbenchError("--executor slurm needs submitit: pip install 'statbench[slurm]'") from None
-        from .slurm_task import CellTask
+        from statbench.grid.slurm_task import CellTask
 
         groups: dict[Resources, list[CellJob]] = {}
         for job, needs in work:

@@ -17,14 +17,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..atomic import write_json
-from ..errors import StatbenchError
-from .cellrun import THREAD_VARIABLES, CellJob, CellOutcome
-from .cells import Cell
-from .check import CheckRow, check_rows
-from .done import current_data, is_done, mark_done
-from .spec import GridSpec
-from .tuning import measure_of, pick, searches, tuned_cell, write_record
+from statbench.errors import StatbenchError
+from statbench.grid.cellrun import THREAD_VARIABLES, CellJob, CellOutcome
+from statbench.grid.cells import Cell
+from statbench.grid.check import CheckRow, check_rows
+from statbench.grid.done import current_data, is_done, mark_done
+from statbench.grid.spec import GridSpec
+from statbench.grid.tuning import measure_of, pick, searches, tuned_cell, write_record
+from statbench.storage.atomic import write_json
 
 
 @dataclass
@@ -67,7 +67,7 @@ def _env(cell: Cell, cache: Path | None) -> dict[str, str]:
 
 def _results_of(cell: Cell):
     """The cell's results if they are this cell's (its exact command), else None."""
-    from ..results import Results
+    from statbench.results.record import Results
 
     try:
         results = Results.read(cell.output / "results.json")
@@ -110,7 +110,7 @@ class GridRunner:
         """Split names in the file (a task's ``splits``, a ``tune.on`` that is no protocol)
         are splits of the task's data, found before any cell starts (``statbench run`` only
         knows once it loaded the data)."""
-        from .cells import tuning_split
+        from statbench.grid.cells import tuning_split
 
         spec = self.spec
         for j, task in enumerate(spec.tasks):
@@ -238,7 +238,7 @@ def primary(results, task: str | None = None) -> tuple[str, float | None]:
     name for it (a ``beir:PATH`` task records a derived name in its results)."""
     if results is None:
         return "", None
-    from ..plugins import get_registry
+    from statbench.registry.plugins import get_registry
 
     try:
         label = get_registry().get("tasks", task or results.task.name).cls.task_info().primary
@@ -301,9 +301,8 @@ def build_leaderboard(report: GridReport, out: Path, experiment: Path | None = N
     import shutil
     import tempfile
 
-    from statbench.leaderboard.reproduction import link_name
-
-    from .cells import SEARCH
+    from statbench.grid.cells import SEARCH
+    from statbench.scoring.reproduction import link_name
 
     (report.root / ".grid").mkdir(parents=True, exist_ok=True)
     board_input = Path(tempfile.mkdtemp(prefix="leaderboard-input.", dir=report.root / ".grid"))
@@ -321,7 +320,7 @@ def build_leaderboard(report: GridReport, out: Path, experiment: Path | None = N
                     shutil.copy2(source, target / source.name)
             if experiment is not None:
                 shutil.copyfile(experiment, target / link_name(experiment))
-        code = subprocess.call([sys.executable, "-m", "statbench.cli", "leaderboard", "build", "--results",
+        code = subprocess.call([sys.executable, "-m", "statbench.commands.cli", "leaderboard", "build", "--results",
                                 str(board_input), "--out", str(out)])
     finally:
         shutil.rmtree(board_input, ignore_errors=True)

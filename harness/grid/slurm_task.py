@@ -5,8 +5,7 @@ the Slurm executor (it imports submitit)."""
 from __future__ import annotations
 
 import submitit
-
-from .cellrun import CellJob, CellOutcome, run_cell
+from statbench.grid.cellrun import CellJob, CellOutcome, run_cell
 
 
 class CellTask(submitit.helpers.Checkpointable):

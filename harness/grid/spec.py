@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..errors import StatbenchError
+from statbench.errors import StatbenchError
 
 
 class GridSpecError(StatbenchError):
@@ -332,7 +332,7 @@ def _typed(path: Path, obj: dict, lines: dict) -> GridSpec:
 def _paper_data(spec, note: str):
     """A row's ``data:`` as a ``PublishedData``: a mapping (sizes, checksum, description),
     or ``other`` (measured on data other than the task's, not described further)."""
-    from ..taskinfo import PublishedData
+    from statbench.contract.taskinfo import PublishedData
 
     if spec is None:
         return None

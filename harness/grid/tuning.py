@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..atomic import write_json
-from ..errors import StatbenchError
-from .cells import SEARCH, TUNED, Cell, make_cell
-from .spec import GridSpec, ModelEntry, TaskEntry
+from statbench.errors import StatbenchError
+from statbench.grid.cells import SEARCH, TUNED, Cell, make_cell
+from statbench.grid.spec import GridSpec, ModelEntry, TaskEntry
+from statbench.storage.atomic import write_json
 
 
 @dataclass(frozen=True)

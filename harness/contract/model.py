@@ -1,0 +1,110 @@
+"""The base classes of model plugins: retrievers and rerankers, and the run context
+the harness hands them.
+
+A retriever or reranker is a class with a few class attributes (``name``, ``family``,
+``description``, ``default_params``) and two methods. The harness instantiates it with
+the user's ``--param`` values, so heavy imports belong inside the methods, not at the
+top of the plugin module: ``statbench --help`` must stay fast.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, ClassVar, Mapping, Sequence
+
+from statbench.contract.records import Document, Qrels, Query, Ranking
+
+
+@dataclass
+class RunContext:
+    """What the harness hands a model at run time."""
+
+    task_name: str
+    language: str
+    #: A directory private to this model configuration and corpus, for indexes etc.
+    cache_dir: Path
+    #: The statbench cache root, for artefacts shared between models (e.g. tokenised corpora).
+    cache_root: Path
+    #: Checksum of the task's data files.
+    data_checksum: str
+    log: logging.Logger
+    stopwords: frozenset[str] | None = None
+    #: ``progress(description, total)`` returns an ``advance(n=1)`` callable.
+    progress: Callable[[str, int | None], Callable[..., None]] = lambda description, total=None: (
+        lambda n=1: None
+    )
+
+
+class _Configurable:
+    name: ClassVar[str]
+    family: ClassVar[str] = "lexical"
+    description: ClassVar[str] = ""
+    #: Parameters: name -> default value, or a :class:`~statbench.contract.params.Param` declaring
+    #: type, range/choices and meaning. ``--param key=value`` values are coerced and checked.
+    default_params: ClassVar[Mapping[str, object]] = {}
+    #: Bump when a change alters outputs, so stale caches are not reused.
+    version: ClassVar[str] = "1"
+
+    def __init__(self, **params):
+        from statbench.contract.params import check_params
+
+        checked = check_params(params, self.param_specs(), self.name)
+        self.params = {**self.defaults(), **checked}
+
+    @classmethod
+    def param_specs(cls) -> dict:
+        """Every parameter as a :class:`~statbench.contract.params.Param`."""
+        from statbench.contract.params import declare
+
+        return declare(cls.default_params)
+
+    @classmethod
+    def defaults(cls) -> dict:
+        """Parameter name -> default value."""
+        return {key: spec.default for key, spec in cls.param_specs().items()}
+
+    @property
+    def budget(self) -> str | None:
+        """The parameters set to a declared reduced budget (``Param(budget=...)``), e.g.
+        ``"preset=cpu-small"``; ``None`` when the model runs its protocol's settings."""
+        from statbench.contract.params import budget_of
+
+        return budget_of(self.params, self.param_specs())
+
+    def config(self) -> dict:
+        """Everything that determines this model's output (used in cache keys and results)."""
+        return {"name": self.name, "version": self.version, "params": dict(self.params)}
+
+
+class Retriever(_Configurable):
+    """A first-stage retriever: index a corpus once, then search it."""
+
+    #: True if the model learns from each split's training queries (e.g. fine-tuned encoders).
+    trainable: ClassVar[bool] = False
+
+    def index(self, corpus: Sequence[Document], ctx: RunContext) -> None:
+        raise NotImplementedError
+
+    def search(self, queries: Sequence[Query], k: int, ctx: RunContext) -> dict[str, Ranking]:
+        raise NotImplementedError
+
+    def train(self, queries: Sequence[Query], qrels: Qrels, corpus: Sequence[Document], ctx: RunContext) -> None:
+        """Learn from training queries (only called when ``trainable``)."""
+        raise NotImplementedError
+
+
+class Reranker(_Configurable):
+    """Reorders a fixed list of candidates per query."""
+
+    family: ClassVar[str] = "reranker"
+
+    def rerank(
+        self,
+        queries: Sequence[Query],
+        candidates: Mapping[str, Sequence[str]],
+        corpus: Mapping[str, Document],
+        ctx: RunContext,
+    ) -> dict[str, Ranking]:
+        raise NotImplementedError

@@ -1,0 +1,197 @@
+"""Model parameters: each declared once (type, default, allowed range or choices, meaning)
+and validated in one place, in the spirit of ir-measures' ``ParamInfo``.
+
+A plugin declares its parameters in ``default_params``; a plain value is a parameter of
+that value's type with no further constraint, a :class:`Param` adds choices, a range and
+a description::
+
+    default_params = {"k1": Param(1.2, min=0.0, description="term-frequency saturation"),
+                      "backend": Param("bm25s", choices=("bm25s", "lucene")),
+                      "stem": True}
+
+Whatever the source (``--param KEY=VALUE`` strings or typed values from Python), a value
+is coerced to the declared type and checked before any work: floats must be finite, and
+a value outside its range or choices is refused with one line naming the model, the
+parameter and what is allowed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from statbench.errors import StatbenchError, UnknownNameError
+
+_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
+_INT = re.compile(r"[+-]?[0-9]+")
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_TYPES = (bool, int, float, str)
+
+
+class ParamError(StatbenchError):
+    """A parameter value that is not of the declared type, range or choices."""
+
+
+@dataclass(frozen=True)
+class Param:
+    r"""One declared parameter. ``min``/``max`` are inclusive bounds, ``above``/``below``
+    exclusive ones (a Dirichlet mu must be > 0, a dropout rate < 1); ``choices`` lists the
+    allowed values; ``pattern`` is a regular expression a string must match in full, shown
+    to users as ``pattern_text`` (e.g. a torch device: ``auto|cpu|mps|cuda(?::\d+)?``)."""
+
+    default: Any
+    description: str = ""
+    choices: tuple = ()
+    min: float | None = None
+    max: float | None = None
+    above: float | None = None
+    below: float | None = None
+    pattern: str | None = None
+    pattern_text: str = ""
+    type: type | None = None
+    #: values that are a reduced budget rather than the protocol's settings (e.g. a preset
+    #: ``cpu-small`` that freezes an encoder and trains one epoch): results record them as
+    #: ``model.budget``, boards badge such rows and ``grid --check`` never checks them
+    budget: tuple = ()
+
+    @property
+    def kind(self) -> type:
+        if self.type is not None:
+            return self.type
+        for candidate in _TYPES:  # bool before int: True is an int
+            if isinstance(self.default, candidate):
+                return candidate
+        return str
+
+    def allowed(self) -> str:
+        """What is allowed, in words, for error messages and ``statbench list``."""
+        if self.choices:
+            return "one of " + ", ".join(_show(c) for c in self.choices)
+        if self.pattern:
+            return self.pattern_text or f"a str matching {self.pattern}"
+        bounds = [f"{op} {_number(bound)}" for op, bound in
+                  ((">", self.above), (">=", self.min), ("<=", self.max), ("<", self.below)) if bound is not None]
+        article = "a finite " if self.kind is float else "an " if self.kind is int else "a "
+        return article + self.kind.__name__ + (" " + " and ".join(bounds) if bounds else "")
+
+    def coerce(self, value: Any, key: str, owner: str) -> Any:
+        """``value`` (a string from the command line or a typed value) as the declared type,
+        checked against the range and choices."""
+        kind = self.kind
+        try:
+            typed = _from_string(value, kind) if isinstance(value, str) and kind is not str else _typed(value, kind)
+        except (TypeError, ValueError):
+            raise ParamError(f"parameter {key}={_show(value)} for {owner}: expected {self.allowed()}") from None
+        problem = self._problem(typed)
+        if problem:
+            raise ParamError(f"parameter {key}={_show(value)} for {owner}: {problem}; expected {self.allowed()}")
+        return typed
+
+    def _problem(self, value) -> str | None:
+        if isinstance(value, float) and not math.isfinite(value):
+            return "not a finite number"
+        if self.choices and value not in self.choices:
+            return "not an allowed value"
+        if self.pattern and isinstance(value, str) and not re.fullmatch(self.pattern, value):
+            return "not an allowed value"
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if self.min is not None and value < self.min:
+                return "below the minimum"
+            if self.max is not None and value > self.max:
+                return "above the maximum"
+            if self.above is not None and value <= self.above:
+                return "too small"
+            if self.below is not None and value >= self.below:
+                return "too large"
+        return None
+
+
+def _number(bound: float) -> str:
+    return str(int(bound)) if float(bound).is_integer() else f"{bound:g}"
+
+
+def _show(value) -> str:
+    return str(value).lower() if isinstance(value, bool) else repr(value) if isinstance(value, str) else str(value)
+
+
+def _from_string(text: str, kind: type):
+    text = text.strip()
+    if kind is bool:
+        lowered = text.lower()
+        if lowered not in _TRUE | _FALSE:
+            raise ValueError(text)
+        return lowered in _TRUE
+    if kind is int:
+        if not _INT.fullmatch(text):  # ASCII digits only: no '1_0', no other scripts' digits
+            raise ValueError(text)
+        return int(text, 10)
+    if kind is float:
+        if not _FLOAT.fullmatch(text):
+            if text.strip("+-").lower() in ("nan", "inf", "infinity"):
+                return float(text)  # refused as "not a finite number" by the range check
+            raise ValueError(text)
+        value = float(text)
+        if value == 0.0 and re.search(r"[1-9]", text.lower().split("e")[0]):
+            raise ValueError(text)  # underflows to zero: not the number given
+        return value + 0.0  # -0.0 -> 0.0: one value, one cache key
+    return text
+
+
+def _typed(value, kind: type):
+    """A typed value from Python: no silent conversions that lose information."""
+    if kind is bool:
+        if not isinstance(value, bool):
+            raise TypeError(value)
+        return value
+    if kind is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer():
+                return int(value)
+            raise TypeError(value)
+        return int(value)
+    if kind is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(value)
+        return float(value) + 0.0
+    if not isinstance(value, str):
+        raise TypeError(value)
+    return value
+
+
+def declare(spec: Mapping[str, Any]) -> dict[str, Param]:
+    """``default_params`` as declared (plain values or :class:`Param`) -> ``{name: Param}``."""
+    return {key: value if isinstance(value, Param) else Param(value) for key, value in spec.items()}
+
+
+def budget_of(values: Mapping[str, Any], declared: Mapping[str, Param]) -> str | None:
+    """``"key=value, ..."`` for each value declared as a reduced budget, else ``None``."""
+    parts = [f"{key}={_show(values[key]).strip(chr(39))}" for key, spec in declared.items()
+             if spec.budget and key in values and values[key] in spec.budget]
+    return ", ".join(parts) or None
+
+
+def check_params(values: Mapping[str, Any], declared: Mapping[str, Param], owner: str) -> dict:
+    """Typed, checked values for the given keys (unknown keys refused with the valid ones)."""
+    out = {}
+    for key, value in values.items():
+        if key not in declared:
+            raise UnknownNameError(f"parameter of {owner}", key, declared)
+        out[key] = declared[key].coerce(value, key, owner)
+    return out
+
+
+def parse_params(items: Iterable[str], declared: Mapping[str, Any], owner: str) -> dict:
+    """``KEY=VALUE`` strings (``--param``) -> typed, checked values."""
+    declared = declare(declared)
+    raw: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ParamError(f"--param {item!r}: expected KEY=VALUE")
+        if key in raw and raw[key] != value.strip():
+            raise ParamError(f"--param {key} given twice with different values ({raw[key]!r}, {value.strip()!r})")
+        raw[key] = value.strip()
+    return check_params(raw, declared, owner)

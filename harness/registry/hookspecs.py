@@ -1,0 +1,47 @@
+"""The hooks a plugin implements. Each hands the plugin a ``register`` callable, except
+``register_commands``, which hands it a click group.
+
+A plugin module looks like this (see docs/plugins.md)::
+
+    from statbench import hookimpl
+
+    @hookimpl
+    def register_retrievers(register):
+        register(MyRetriever)
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+hookspec = pluggy.HookspecMarker("statbench")
+hookimpl = pluggy.HookimplMarker("statbench")
+
+
+@hookspec
+def register_retrievers(register):
+    """Register first-stage retrievers: ``register(RetrieverSubclass)``."""
+
+
+@hookspec
+def register_rerankers(register):
+    """Register rerankers: ``register(RerankerSubclass)``."""
+
+
+@hookspec
+def register_tasks(register):
+    """Register tasks: ``register(TaskSubclass)``."""
+
+
+@hookspec
+def register_measures(register):
+    """Register custom measures: ``register(MeasureSubclass)`` (see :mod:`statbench.scoring.measures`);
+    their names are then used exactly like ir-measures names (``F2@10``)."""
+
+
+@hookspec
+def register_commands(cli):
+    """Add subcommands to ``statbench``: ``cli`` is a :class:`click.Group` to call
+    ``cli.add_command(cmd)``, ``@cli.command()`` or ``@cli.group()`` on (as in datasette).
+    A command may not take the name of a built-in command or of another plugin's command:
+    such a command is refused and reported by ``statbench plugins``."""

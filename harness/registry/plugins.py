@@ -1,0 +1,407 @@
+"""Plugin discovery and the registry of tasks, retrievers and rerankers.
+
+Plugins are modules named by entry points in the ``statbench`` group; the built-in models
+and tasks arrive the same way. Loading is defensive: anything a plugin raises while it is
+imported or registers (``SystemExit`` included), or a class that breaks the contract
+(:mod:`statbench.registry.checks`), marks that plugin failed with the reason; none of what it
+registered is kept, and the rest keeps working. What a plugin prints while imported is
+captured and logged, never mixed into a command's output.
+
+Names registered twice are never resolved silently. Every provider is listed (``statbench
+plugins`` and ``statbench list`` show the clash) and the plain name goes to **the built-in
+(distribution ``statbench``) if it is one of them, else to the provider loaded first**
+(entry points load in order of distribution name). ``DIST:NAME`` (e.g.
+``statbench-plugin-x:bm25``) always selects exactly one provider.
+
+``STATBENCH_LOAD_PLUGINS`` is the kill switch: when set, only the distributions it lists
+(comma-separated) are loaded; set to the empty string, no plugin loads at all. Use
+``STATBENCH_LOAD_PLUGINS=statbench`` to keep only the built-ins.
+
+Tests register plugins in-process with ``pm.register(obj, name=...)`` and then
+``reset_registry()``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import importlib
+import io
+import logging
+import os
+import traceback
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+
+import pluggy
+from statbench.errors import StatbenchError, UnknownNameError, one_line
+from statbench.registry import hookspecs
+
+ENTRY_POINT_GROUP = "statbench"
+KILL_SWITCH = "STATBENCH_LOAD_PLUGINS"
+KINDS = ("tasks", "retrievers", "rerankers", "measures")
+#: The distribution whose registrations win a name clash (see the module docstring).
+BUILTIN_DISTRIBUTION = "statbench"
+
+pm = pluggy.PluginManager("statbench")
+pm.add_hookspecs(hookspecs)
+_log = logging.getLogger("statbench")
+
+
+@dataclass
+class PluginInfo:
+    """One plugin as ``statbench plugins`` shows it."""
+
+    name: str
+    module: str
+    distribution: str | None = None
+    version: str | None = None
+    error: str | None = None
+    registered: dict[str, list[str]] = field(default_factory=lambda: {kind: [] for kind in KINDS})
+
+    @property
+    def qualifier(self) -> str:
+        """What ``DIST:NAME`` names this plugin by: its distribution, else its plugin name."""
+        return _normalise(self.distribution or self.name)
+
+    def as_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "module": self.module,
+            "distribution": self.distribution,
+            "version": self.version,
+            "error": self.error,
+            "registered": {k: sorted(v) for k, v in self.registered.items() if v},
+        }
+
+
+@dataclass
+class Registered:
+    """A registered task or model class and the plugin it came from."""
+
+    name: str
+    cls: type
+    plugin: PluginInfo
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.plugin.qualifier}:{self.name}"
+
+
+@dataclass
+class Registry:
+    plugins: dict[str, PluginInfo] = field(default_factory=dict)
+    tasks: dict[str, Registered] = field(default_factory=dict)
+    retrievers: dict[str, Registered] = field(default_factory=dict)
+    rerankers: dict[str, Registered] = field(default_factory=dict)
+    #: custom measures (statbench.scoring.measures), used exactly like ir-measures names
+    measures: dict[str, Registered] = field(default_factory=dict)
+    #: (kind, name) -> every provider of a name registered more than once, the chosen first.
+    clashes: dict[tuple[str, str], list[Registered]] = field(default_factory=dict)
+    #: clashing names already warned about
+    warned: set[tuple[str, str]] = field(default_factory=set)
+
+    def get(self, kind: str, name: str) -> Registered:
+        """The entry for a plain name (clashes resolved by the documented rule, with a
+        warning) or a qualified ``DIST:NAME`` (exactly that provider). A task named
+        ``beir:PATH`` is the folder PATH in BEIR's layout (:mod:`statbench.loading.beir`); for tasks
+        this prefix wins over a distribution called ``beir``."""
+        table = getattr(self, kind)
+        if kind == "tasks" and name.startswith("beir:"):  # a folder in BEIR's layout, no code
+            from statbench.loading.beir import resolve
+
+            return resolve(name[len("beir:"):])
+        if ":" in name:
+            dist, _, plain = name.rpartition(":")
+            for entry in self.providers(kind, plain):
+                if entry.plugin.qualifier == _normalise(dist):
+                    return entry
+            raise UnknownNameError(kind.rstrip("s"), name, self.names(kind, qualified=True))
+        if name not in table:
+            raise UnknownNameError(kind.rstrip("s"), name, table)
+        clash = self.clashes.get((kind, name))
+        if clash and (kind, name) not in self.warned:  # said once per command, however often it is looked up
+            self.warned.add((kind, name))
+            others = ", ".join(e.qualified for e in clash[1:])
+            _log.warning("%s %r is registered by several plugins; using %s (%s); the others: %s", kind.rstrip("s"),
+                         name, clash[0].qualified, self.rule(clash), others)
+        return table[name]
+
+    def providers(self, kind: str, name: str) -> list[Registered]:
+        if (kind, name) in self.clashes:
+            return list(self.clashes[(kind, name)])
+        entry = getattr(self, kind).get(name)
+        return [entry] if entry else []
+
+    def names(self, kind: str, qualified: bool = False) -> list[str]:
+        table = getattr(self, kind)
+        if not qualified:
+            return sorted(table)
+        return sorted({e.qualified for n in table for e in self.providers(kind, n)} | set(table))
+
+    @staticmethod
+    def rule(clash: list[Registered]) -> str:
+        if clash[0].plugin.distribution and _normalise(clash[0].plugin.distribution) == BUILTIN_DISTRIBUTION:
+            return "the built-in wins"
+        return "first loaded wins"
+
+    @property
+    def errors(self) -> list[PluginInfo]:
+        return [p for p in self.plugins.values() if p.error]
+
+
+def _allowed_distributions() -> set[str] | None:
+    value = os.environ.get(KILL_SWITCH)
+    if value is None:
+        return None
+    return {_normalise(part) for part in value.split(",") if part.strip()}
+
+
+def _normalise(name: str) -> str:
+    return name.strip().lower().replace("_", "-")
+
+
+def _short_error(exc: BaseException) -> str:
+    frame = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+    where = f" ({frame[0].filename}:{frame[0].lineno})" if frame else ""
+    if isinstance(exc, SystemExit):
+        return f"SystemExit({exc.code!r}) raised by the plugin{where}"
+    return f"{one_line(exc)}{where}"
+
+
+@contextlib.contextmanager
+def _guarded(info: PluginInfo, action: str):
+    """Run plugin code: anything it raises (SystemExit included, KeyboardInterrupt aside)
+    marks the plugin failed; what it prints goes to the log, not to the command's output."""
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            yield
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a plugin must never take the CLI down
+        info.error = _short_error(exc)
+    finally:
+        printed = (out.getvalue() + err.getvalue()).strip()
+        if printed:
+            _log.info("plugin %s printed while %s: %s", info.name, action, printed[:500])
+
+
+_entry_point_infos: dict[str, PluginInfo] | None = None
+
+
+def load_entry_points() -> dict[str, PluginInfo]:
+    """Import every allowed entry-point plugin once; failures are recorded, not raised."""
+    global _entry_point_infos
+    if _entry_point_infos is not None:
+        return _entry_point_infos
+    allowed = _allowed_distributions()
+    infos: dict[str, PluginInfo] = {}
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=_load_order):
+        dist = ep.dist.name if ep.dist else None
+        if allowed is not None and _normalise(dist or "") not in allowed:
+            continue
+        info = PluginInfo(name=ep.name, module=ep.value, distribution=dist, version=ep.dist.version if ep.dist else None)
+        key = f"{dist}:{ep.name}"
+        infos[key] = info
+        if pm.has_plugin(key):
+            continue
+        with _guarded(info, "imported"):
+            module = importlib.import_module(ep.value)
+            pm.register(module, name=key)
+    _entry_point_infos = infos
+    return infos
+
+
+def _load_order(ep) -> tuple:
+    """The built-ins first, then other distributions by name: the order clashes are settled by."""
+    dist = _normalise(ep.dist.name) if ep.dist else ""
+    return (dist != BUILTIN_DISTRIBUTION, dist, ep.name)
+
+
+_registry: Registry | None = None
+
+
+def get_registry() -> Registry:
+    """Load plugins (once) and collect what they register."""
+    global _registry
+    if _registry is None:
+        _registry = _build_registry()
+    return _registry
+
+
+def reset_registry(entry_points: bool = False) -> None:
+    """Forget collected registrations (after ``pm.register`` of an in-process plugin).
+
+    With ``entry_points=True`` the entry-point plugins are unregistered too, so the next
+    :func:`get_registry` discovers them afresh (tests that install fake distributions)."""
+    global _registry, _entry_point_infos
+    _registry = None
+    if entry_points and _entry_point_infos is not None:
+        for key in _entry_point_infos:
+            if pm.has_plugin(key):
+                pm.unregister(name=key)
+        _entry_point_infos = None
+
+
+def _build_registry() -> Registry:
+    # fresh copies: registration errors and names belong to this build, not to the import cache
+    registry = Registry(
+        plugins={key: dataclasses.replace(info, registered={k: [] for k in KINDS}) for key, info in load_entry_points().items()}
+    )
+    order = list(registry.plugins)
+    impls: dict[str, list] = {}
+    for kind in KINDS:
+        for impl in getattr(pm.hook, f"register_{kind}").get_hookimpls():
+            impls.setdefault(impl.plugin_name, []).append((kind, impl))
+            if impl.plugin_name not in registry.plugins:
+                registry.plugins[impl.plugin_name] = PluginInfo(
+                    name=impl.plugin_name, module=getattr(impl.plugin, "__name__", repr(impl.plugin)))
+                order.append(impl.plugin_name)
+    # Each plugin's hooks run on their own: what it registers is attributed to it, one that
+    # fails does not stop the others, and a plugin is registered whole or not at all.
+    from statbench.scoring.measures import deferred_checks
+
+    registered: dict[str, list[tuple[str, Registered]]] = {}
+    with deferred_checks():  # a task's measures may come from a plugin not registered yet
+        for plugin_name in order:
+            info = registry.plugins[plugin_name]
+            if info.error or plugin_name not in impls:
+                continue
+            pending: list[tuple[str, Registered]] = []
+            for kind, impl in impls[plugin_name]:
+                with _guarded(info, f"registering {kind}"):
+                    impl.function(register=_registrar(kind, info, pending))
+                if info.error:
+                    break
+            if not info.error:
+                registered[plugin_name] = pending
+    # The deferred part of the task checks, now that every plugin registered its measures:
+    # each measure a task declares must name an ir-measures measure or a registered custom
+    # one. A task that fails marks its plugin failed (whole, as at registration); that
+    # plugin's measures are then withdrawn, so the check runs again until nothing fails.
+    from statbench.registry.checks import check_measures
+    from statbench.scoring.measures import resolving_with
+
+    failed = True
+    while failed:
+        known = Registry()
+        for plugin_name, pending in registered.items():
+            if not registry.plugins[plugin_name].error:
+                for entry in (e for kind, e in pending if kind == "measures"):
+                    if entry.name in known.measures:
+                        known.clashes.setdefault(("measures", entry.name), [known.measures[entry.name]]).append(entry)
+                    else:
+                        known.measures[entry.name] = entry
+        failed = False
+        with resolving_with(known):
+            for plugin_name, pending in registered.items():
+                info = registry.plugins[plugin_name]
+                for cls in dict.fromkeys(e.cls for kind, e in pending if kind == "tasks" and not info.error):
+                    with _guarded(info, "registering tasks"):
+                        declared = cls.task_info()
+                        check_measures(declared.name, declared.measures)
+                    failed = failed or bool(info.error)
+    for plugin_name, pending in registered.items():
+        if not registry.plugins[plugin_name].error:
+            for kind, entry in pending:
+                _add(registry, kind, entry)
+    return registry
+
+
+def _registrar(kind: str, info: PluginInfo, pending: list):
+    from statbench.contract.model import Reranker, Retriever
+    from statbench.registry.checks import check_model_class, check_task_class
+
+    def register(cls, *, aliases: tuple[str, ...] = ()) -> None:
+        if kind == "tasks":
+            check_task_class(cls)
+        elif kind == "measures":
+            from statbench.scoring.measures import check_measure_class
+
+            check_measure_class(cls)
+        else:
+            check_model_class(cls, Retriever if kind == "retrievers" else Reranker)
+        for name in (cls.name, *aliases):
+            if any(k == kind and e.name == name for k, e in pending):
+                raise StatbenchError(f"{kind[:-1]} {name!r} registered twice by the same plugin")
+            pending.append((kind, Registered(name=name, cls=cls, plugin=info)))
+
+    return register
+
+
+def _add(registry: Registry, kind: str, entry: Registered) -> None:
+    table = getattr(registry, kind)
+    entry.plugin.registered[kind].append(entry.name)
+    if entry.name not in table:
+        table[entry.name] = entry
+        return
+    clash = registry.clashes.setdefault((kind, entry.name), [table[entry.name]])
+    clash.append(entry)
+    # plugins are added in load order, built-ins first: the first provider keeps the name
+    _log.info("%s %r is also registered by %s; %s keeps the plain name", kind[:-1], entry.name, entry.qualified,
+              clash[0].qualified)
+
+
+def call_plugin(entry: Registered, stage: str, fn):
+    """Call plugin code. A :class:`StatbenchError` it raises is its own clear message;
+    anything else (``SystemExit`` included) becomes one line naming the plugin."""
+    try:
+        return fn()
+    except (StatbenchError, KeyboardInterrupt):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a plugin must never take over the CLI
+        logging.getLogger("statbench").debug("plugin traceback", exc_info=True)
+        from statbench.contract.task import Task
+
+        kind = "task" if isinstance(entry.cls, type) and issubclass(entry.cls, Task) else "model"
+        from statbench.registry.checks import PluginError
+
+        raise PluginError(f"{kind} {entry.name!r} ({entry.qualified}) failed while {stage}: "
+                          f"{one_line(exc)}") from exc
+
+
+def collect_commands(reserved) -> list[dict]:
+    """Call each plugin's ``register_commands(cli)`` hook, in load order (built-ins first),
+    each with a click group of its own, and settle the names its commands take.
+
+    A command is refused, never added, when its name is ``reserved`` (the core commands),
+    was taken by an earlier plugin, or is not a plain name. A hook that raises (``SystemExit``
+    included) marks its plugin failed; for an installed plugin the failure is kept on its
+    :class:`PluginInfo`, so the registry drops whatever else it registers, as for any other
+    hook. One record per plugin implementing the hook: ``{"key", "plugin" (PluginInfo),
+    "commands": {name: command}, "refused": {name: (reason, owner PluginInfo | None)}}``."""
+    import re
+
+    import click
+
+    name_ok = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    infos = load_entry_points()
+    impls = {impl.plugin_name: impl for impl in pm.hook.register_commands.get_hookimpls()}
+    order = [key for key in infos if key in impls] + [key for key in impls if key not in infos]
+    owners: dict[str, PluginInfo] = {}
+    records = []
+    for key in order:
+        impl = impls[key]
+        info = infos.get(key) or PluginInfo(name=key, module=getattr(impl.plugin, "__name__", repr(impl.plugin)))
+        record = {"key": key, "plugin": info, "commands": {}, "refused": {}}
+        records.append(record)
+        if info.error:
+            continue
+        staging = click.Group(name="statbench")
+        with _guarded(info, "registering commands"):
+            impl.function(cli=staging)
+        if info.error:
+            reset_registry()  # a registry built before this failure was known would still hold the plugin
+            continue
+        for name, command in staging.commands.items():
+            if not isinstance(command, click.Command) or not isinstance(name, str) or not name_ok.match(name):
+                record["refused"][str(name)] = ("not a click command with a plain name", None)
+            elif name in reserved:
+                record["refused"][name] = ("a built-in command of statbench has that name", None)
+            elif name in owners:
+                record["refused"][name] = ("another plugin registered a command of that name first", owners[name])
+            else:
+                owners[name] = info
+                record["commands"][name] = command
+    return records

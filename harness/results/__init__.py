@@ -1,0 +1,2 @@
+"""The record of a run: ``results.json``, typed (:mod:`.record`).
+"""

@@ -1,0 +1,599 @@
+"""Run one model (optionally plus a reranker) on one task: retrieve, write, score.
+
+The work is cached per split, keyed by everything that determines its output (task
+identity and corpus, model plugin and config, reranker, pool, depths: see runcache.py),
+so an interrupted run resumes from the splits already on disk and a repeated command does
+no retrieval work again. Cached entries verify themselves on read (cache.py).
+
+Everything a plugin returns is checked (checks.py) before it is cached or written, and
+anything a plugin raises stops the run with one line naming it. The output set (run,
+qrels, results, log) is staged and swapped in as a unit once everything is scored
+(outputs.py): a failed or killed run leaves the previous outputs exactly as they were.
+
+:class:`Run` holds the parts (resolve, load, rank, score, record, write); :func:`execute`
+is the one-call form. Requests carry typed parameters only: ``--param`` strings are parsed
+by :func:`request_from_cli` / :func:`parse_model_params` before a request is made.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import platform
+import shlex
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from statbench.contract.model import Reranker, Retriever, RunContext
+from statbench.contract.records import Ranking, Split, TaskData
+from statbench.contract.task import Task
+from statbench.data.dataio import _paused_gc, read_json, recording_opened
+from statbench.data.runfile import order_ranking, write_qrels, write_run
+from statbench.errors import StatbenchError, UnknownNameError
+from statbench.loading.data_notes import say_once
+from statbench.loading.loadcache import (
+    TaskSummary,
+    read_summary,
+    record_loaded_sizes,
+    summary_entry,
+    write_summary,
+)
+from statbench.loading.pools import attach_pools
+from statbench.loading.splits import select_splits
+from statbench.registry.checks import check_rankings, check_rerank_complete, check_task_data
+from statbench.registry.plugins import Registered, call_plugin, get_registry
+from statbench.results.record import (
+    CacheInvalid,
+    ModelRecord,
+    PluginRecord,
+    Results,
+    RunFile,
+    RunScores,
+    TaskRecord,
+    write_results,
+)
+from statbench.run.outputs import OutputSet
+from statbench.run.request import (
+    RunRequest,
+    _typed_params,
+    default_output_dir,
+    equivalent_command,
+    output_tag,
+)
+from statbench.run.runcache import identity_checksum, model_cache_dir, split_run_entry, task_identity
+from statbench.run.splitruns import SplitRun, SplitRuns, cacheable_measures, scores_entry, write_split
+from statbench.scoring.evaluation import per_query_scores, score_splits
+from statbench.storage.atomic import atomic_open, write_json, write_text
+from statbench.storage.cache import CacheEntry, cached, take_events
+from statbench.storage.paths import cache_root
+from statbench.terminal.console import IN_RUN_LOG, ON_CONSOLE, OffConsole
+
+
+@dataclass
+class RunOutcome:
+    #: the results record (what results.json holds, typed)
+    record: Results
+    results_path: Path
+    run_path: Path
+
+    @cached_property
+    def results(self) -> dict:
+        """The results as results.json holds them (JSON form); read fields from :attr:`record`."""
+        return self.record.to_json()
+
+
+class _ListHandler(logging.Handler):
+    def __init__(self, record: bool = False):
+        super().__init__(logging.INFO)
+        self.lines: list[str] = []
+        #: (level, message) of each record, when asked for (what a loader said, replayed from its summary)
+        self.records: list[tuple[int, str]] = []
+        self._keep = record
+
+    def emit(self, record):
+        if not getattr(record, IN_RUN_LOG, True):  # said on the console only
+            return
+        self.lines.append(f"{record.levelname.lower()}: {record.getMessage()}")
+        if self._keep:
+            self.records.append((record.levelno, record.getMessage()))
+
+
+def execute(request: RunRequest, log: logging.Logger, progress) -> RunOutcome:
+    """Run ``request`` (see :class:`Run`): validate, rank split by split (with caching),
+    score, write the outputs."""
+    return Run(_typed_params(request), log, progress).execute()
+
+
+class Run:
+    """One run of a :class:`RunRequest`, in parts:
+
+    - construction (:meth:`__init__`): names resolved, models built from their typed
+      parameters, the output folder checked: all before any work;
+    - :meth:`load`: the task's data, checked, with its pools, identity and splits;
+    - :meth:`rank`: each split's rankings, from the cache or computed (``_SplitRunner``);
+    - :meth:`score`: the rankings scored (``evaluation.score_splits``) as :class:`RunScores`;
+    - :meth:`record`: the scores plus provenance as :class:`Results` (``Results.build``);
+    - :meth:`write`: run, qrels, results and log staged and swapped in as a unit;
+    - :meth:`execute`: all of the above, with the run's log collected and timed.
+    """
+
+    def __init__(self, request: RunRequest, log: logging.Logger, progress):
+        for name in ("params", "reranker_params"):
+            if not isinstance(getattr(request, name), Mapping):
+                raise TypeError(f"RunRequest.{name} must be a dict of typed values, not "
+                                f"{type(getattr(request, name)).__name__} (parse --param strings with "
+                                "request_from_cli or parse_model_params)")
+        self.request, self.log, self.progress = request, log, progress
+        registry = get_registry()
+        self.task_entry = registry.get("tasks", request.task)
+        if request.model is None and request.pool is None:
+            raise StatbenchError("give a first stage: --model NAME, or --pool NAME to rerank a frozen pool")
+        if request.model is not None and request.pool is not None:
+            # the model ranked and the pool was ignored, while results.json named the pool
+            raise StatbenchError(f"give --model or --pool, not both (--model {request.model} runs a first stage; "
+                                 f"--pool {request.pool} reranks a frozen pool instead of one)")
+        self.model_entry = registry.get("retrievers", request.model) if request.model else None
+        self.reranker_entry = registry.get("rerankers", request.reranker) if request.reranker else None
+        self.task: Task = call_plugin(self.task_entry, "starting", self.task_entry.cls)
+        self.info = self.task_entry.cls.task_info()
+        self.retriever: Retriever | None = _instantiate(self.model_entry, request.params) if self.model_entry else None
+        self.reranker: Reranker | None = (_instantiate(self.reranker_entry, request.reranker_params)
+                                          if self.reranker_entry else None)
+        self.outputs = OutputSet(Path(request.output) if request.output else default_output_dir(request))
+        self.outputs.check()  # before any work: an unwritable --output must not cost a whole run
+        self.timings: dict[str, float] = {}
+        #: the loaded task (``None`` when every split's run was cached: :attr:`summary` stands in)
+        self.data: TaskData | None = None
+        #: what scoring and provenance need of the task (from the load, or from the cache)
+        self.summary: TaskSummary | None = None
+        self.identity: dict = {}
+        self._cached_runs: dict[str, SplitRun] = {}
+        self.splits: list[Split] = []
+        self.cache_hits: dict[str, str] = {}
+        self.cached_throughput: dict[str, float] = {}
+        self.cache_invalid: list[CacheInvalid] = []
+
+    def execute(self) -> RunOutcome:
+        collector = _ListHandler()
+        self.log.addHandler(collector)
+        take_events()  # invalid cache entries met from here on are recorded in the results
+        try:
+            started = time.perf_counter()
+            self.load()
+            rankings = self.rank()
+            self.check_ranked(rankings)
+            scores = self.score(rankings)
+            self.say_data_notes()
+            self.timings["total"] = time.perf_counter() - started
+            self.cache_invalid = [CacheInvalid.from_json(event.as_dict()) for event in take_events()]
+            return self.write(rankings, scores, collector.lines)
+        finally:
+            self.log.removeHandler(collector)
+
+    def load(self) -> None:
+        """The task's data, or, when every selected split's run is cached and verified, the
+        cached summary of its load (no corpus parse: see loadcache.py)."""
+        started = time.perf_counter()
+        summary_at = None if self.request.pool is not None else summary_entry(
+            self.task, self.task_entry, self.request.data_dir, self.log)
+        if summary_at is not None and self._load_summary(summary_at, started):
+            return
+        self._load_data(summary_at)
+
+    def _load_summary(self, at, started: float) -> bool:
+        request, info, log = self.request, self.info, self.log
+        summary = read_summary(at)
+        if summary is None:
+            return False
+        splits = select_splits(info, summary, request.splits, request.protocol)
+        runner = self._split_runner(identity_checksum(summary.identity))
+        runs: dict[str, SplitRun] = {}
+        for split in splits:
+            entry = runner.entry(split)
+            if not entry.valid():
+                return False
+            runs[split.name] = SplitRun.read(split.name, entry)
+        self.summary, self.identity, self.splits, self._cached_runs = summary, summary.identity, splits, runs
+        for level, message in summary.log:  # run.log has them every time, the console once per data
+            log.log(level, "%s", message, extra={ON_CONSOLE: False})
+        self.timings["load"] = time.perf_counter() - started
+        log.info("%s: %d documents, %d queries, %d judged (data sha256 %s), every split cached: the load's summary "
+                 "read from %s in %.1f s", info.name, summary.n_documents, summary.n_queries, len(summary.qrels),
+                 summary.checksum[:16], at.path, self.timings["load"])
+        return True
+
+    def _load_data(self, summary_at) -> None:
+        request, info, task, log = self.request, self.info, self.task, self.log
+        said = _ListHandler(record=True)
+        off_console = OffConsole()  # what the loader says: run.log every time, the console once per data
+        log.addHandler(said)
+        log.addFilter(off_console)
+        try:
+            with recording_opened() as opened, _paused_gc():
+                data = _timed(self.timings, "load", lambda: call_plugin(
+                    self.task_entry, "loading", lambda: task.load(request.data_dir, log)))
+        finally:
+            log.removeFilter(off_console)
+            log.removeHandler(said)
+        check_task_data(task.name, data)
+        attach_pools(info.name, data, task.data_folder(request.data_dir), log)
+        self.identity = task_identity(self.task_entry, info, data)
+        log.info("%s: %d documents, %d queries, %d judged (data sha256 %s), loaded in %.1f s", info.name,
+                 len(data.corpus), len(data.queries), len(data.qrels), data.checksum[:16], self.timings["load"])
+        if request.pool is not None and request.pool not in data.pools:
+            raise StatbenchError(unknown_pool_message(info, request.pool, data.pools, request.data_dir))
+        self.data = data
+        self.summary = TaskSummary.of(data, self.identity, said.records)
+        self.splits = select_splits(info, data, request.splits, request.protocol)
+        if summary_at is not None:
+            write_summary(summary_at, self.summary, data, opened)
+
+    def _split_runner(self, task_checksum: str) -> _SplitRunner:
+        return _SplitRunner(self.info, self.data, task_checksum, self.request, self.task_entry, self.model_entry,
+                            self.retriever, self.reranker_entry, self.reranker, self.timings, self.log, self.progress,
+                            output_tag(self.request))
+
+    def rank(self) -> SplitRuns:
+        """Every selected split's test queries ranked (cached per split), as a mapping query
+        id -> ranking that also holds the verified bytes of each split's run."""
+        if self._cached_runs:
+            self.cache_hits = {split.name: "hit" for split in self.splits}
+            for split in self.splits:
+                self.log.info("%s: reusing cached run %s", split.name, self._cached_runs[split.name].entry.path)
+                self._read_stats(self._cached_runs[split.name].entry)
+            return SplitRuns([self._cached_runs[split.name] for split in self.splits])
+        runner = self._split_runner(identity_checksum(self.identity))
+        runs = [runner.split(split) for split in self.splits]
+        self.cache_hits = runner.cache_hits
+        self.cached_throughput.update(runner.cached_throughput)
+        return SplitRuns(runs)
+
+    def say_data_notes(self) -> None:
+        """Once the run is scored (a failed run says one line, nothing else): what the
+        loader said, on the console once per data (:func:`~statbench.loading.data_notes.say_once`;
+        run.log has it every time), and a loaded size that differs from the declared one."""
+        summary = self.summary
+        say_once(self.log, self.info.name, summary.checksum, summary.log)
+        _warn_on_declared_sizes(self.info, summary, {split.name for split in self.splits}, self.log)
+
+    def check_ranked(self, rankings: SplitRuns) -> None:
+        """Test queries the model ranked nothing for score 0 on every measure: said on the
+        console (and in run.log; results.json counts them per split as
+        ``queries_without_results``); when it ranked nothing at all, the run stops, unless
+        ``--allow-empty`` asks to keep it."""
+        ranked = set().union(*(run.ranked() for run in rankings.runs))
+        tested = [q for split in self.splits for q in split.test]
+        empty = sum(1 for q in tested if q not in ranked)
+        if not empty:
+            return
+        who = self._final_stage()
+        if empty == len(tested) and not self.request.allow_empty:
+            raise StatbenchError(f"{who} ranked nothing for any of the {len(tested)} test queries of task "
+                                 f"{self.info.name}: every figure would be 0; check the model and its parameters "
+                                 "(`statbench run --allow-empty` keeps such a run)")
+        self.log.warning("%s ranked nothing for %d of %d test queries (each scores 0 on every measure; "
+                         "results.json: splits[].queries_without_results)", who, empty, len(tested))
+
+    def _final_stage(self) -> str:
+        """The model whose rankings are the run's, as messages name it."""
+        request = self.request
+        if request.reranker:
+            first = f"model {request.model!r}" if request.model else f"pool {request.pool!r}"
+            # the reranker gets nothing to order where the first stage ranked nothing: say both
+            return f"reranker {request.reranker!r} (on the candidates of {first})"
+        return f"model {request.model!r}" if request.model else f"pool {request.pool!r} of task {self.info.name}"
+
+    def _read_stats(self, entry: CacheEntry) -> None:
+        if entry.file("stats.json").is_file():
+            self.cached_throughput.update(read_json(entry.file("stats.json")))
+
+    def score(self, rankings: Mapping[str, Ranking]) -> RunScores:
+        return _timed(self.timings, "evaluate", lambda: RunScores.from_json(self._score(rankings)))
+
+    def _score(self, rankings: Mapping[str, Ranking]) -> dict:
+        measures, summary = self.info.measures, self.summary
+        if not isinstance(rankings, SplitRuns) or not cacheable_measures(measures):
+            return score_splits(measures, summary, self.splits, rankings)
+        per_query: dict[str, dict[str, float]] = {}
+        ranked: set[str] = set()
+        by_name = {run.name: run for run in rankings.runs}
+        for split in self.splits:
+            run = by_name[split.name]
+            per_query.update(_split_scores(self.info.name, run, split, summary.qrels, measures))
+            ranked |= run.ranked()
+        return score_splits(measures, summary, self.splits, per_query=per_query, ranked=ranked)
+
+    def record(self, scores: RunScores, run_file: RunFile) -> Results:
+        """The scores with everything needed to trust and repeat them."""
+        request = self.request
+        return Results.build(
+            scores,
+            task=self._task_record(),
+            model=self._first_stage_record(),
+            reranker=_model_record(self.reranker_entry, self.reranker) if self.reranker else None,
+            pool=request.pool,
+            pool_sha256=self.data.pools.info.get(request.pool, {}).get("sha256") if request.pool else None,
+            command=request.command or equivalent_command(request),
+            run_file=run_file,
+            environment=_environment(),
+            timings={k: round(v, 4) for k, v in self.timings.items()},
+            cache=self.cache_hits,
+            cache_invalid=self.cache_invalid,
+            # measured now, or recorded when the cached splits were computed
+            throughput=_throughput(self.retriever, self.reranker) or self.cached_throughput,
+        )
+
+    def write(self, rankings: Mapping[str, Ranking], scores: RunScores, log_lines: list[str] = ()) -> RunOutcome:
+        """run.trec, qrels.trec, results.json and run.log, swapped in as a unit."""
+        request = self.request
+        summary = self.summary
+        with self.outputs.staged() as staging:
+            if isinstance(rankings, SplitRuns):  # the verified bytes of the splits' runs, nothing re-formatted
+                run_bytes = rankings.output_bytes()
+                with atomic_open(staging / "run.trec", "wb", encoding=None) as handle:
+                    handle.write(run_bytes)
+                run_sha256 = hashlib.sha256(run_bytes).hexdigest()
+            else:
+                write_run(staging / "run.trec", rankings, output_tag(request))
+                run_sha256 = _file_sha256(staging / "run.trec")
+            # the judgements as evaluated, so `ir_measures qrels.trec run.trec ...` reproduces every figure
+            write_qrels(staging / "qrels.trec",
+                        {q: summary.qrels[q] for s in self.splits for q in s.test if q in summary.qrels})
+            record = self.record(scores, RunFile(path="run.trec", sha256=run_sha256))
+            write_results(staging / "results.json", record)
+            self.log.info("wrote run.trec, qrels.trec, results.json to %s", self.outputs.target)
+            write_text(staging / "run.log", "\n".join(log_lines) + "\n")
+        return RunOutcome(record=record, results_path=self.outputs.target / "results.json",
+                          run_path=self.outputs.target / "run.trec")
+
+    def _task_record(self) -> TaskRecord:
+        info, data, entry = self.info, self.summary, self.task_entry
+        return TaskRecord(
+            name=info.name,
+            language=info.language,
+            # the protocol whose splits were run ('' for a hand-picked set of splits)
+            protocol=info.protocol_of(s.name for s in self.splits),
+            data_checksum=data.checksum,
+            files=list(data.files),
+            dropped=list(data.dropped),
+            version=info.version,
+            corpus_checksum=self.identity["corpus"],
+            plugin=_plugin_record(entry),
+            corpus_size=data.n_documents,
+        )
+
+    def _first_stage_record(self) -> ModelRecord:
+        if self.retriever is not None:
+            return _model_record(self.model_entry, self.retriever, trained=bool(self.retriever.trainable))
+        pool = self.request.pool
+        return ModelRecord(
+            name=f"pool:{pool}",
+            family="pool",
+            description=f"frozen candidate pool {pool!r} of task {self.info.name}",
+            params={},
+            plugin=_plugin_record(self.task_entry),
+        )
+
+
+def unknown_pool_message(info, pool: str, available, data_dir: Path | None) -> str:
+    """The unknown pool, the task's pools, and the command that builds it: the task's own
+    recipe for a pool it declares (``TaskInfo.pools``), else ``statbench pool build``."""
+    declared = next((p for p in info.pools if p.name == pool), None)
+    if declared is not None and declared.build:
+        build = declared.build
+    else:
+        retriever = (declared.retriever if declared is not None and declared.retriever else
+                     pool if pool in get_registry().retrievers else "RETRIEVER")
+        build = f"statbench pool build --task {info.name} --retriever {retriever} --name {pool}"
+    if data_dir is not None and "--data-dir" not in build:
+        build += f" --data-dir {shlex.quote(str(data_dir))}"
+    what = f" ({declared.description}, declared by the task but not built yet)" if declared is not None else ""
+    return (f"{UnknownNameError(f'pool of task {info.name}', pool, available)}{what}; build it with `{build}` "
+            "(`statbench list models` names the retrievers)")
+
+
+def _throughput(*models) -> dict[str, float]:
+    """Numbers a model chose to report (e.g. passages encoded per second) via an optional
+    ``stats`` dict attribute; non-negative numbers only, as the results schema requires."""
+    out: dict[str, float] = {}
+    for model in models:
+        for key, value in (getattr(model, "stats", None) or {}).items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+                out[str(key)] = round(float(value), 4)
+    return out
+
+
+def _warn_on_declared_sizes(info, data, evaluated: set[str], log) -> None:
+    """A loaded split (or corpus) whose size differs from the task's declaration is said on
+    the console once per run (and in run.log): other data than the task describes, so its
+    figures are not comparable with the published ones (the data checksum keeps them on a
+    board of their own). Only the corpus and the ``evaluated`` splits are said; every
+    loaded size is kept for ``statbench list``."""
+    loaded = {s.name: len(s.test) for s in data.all_splits()}
+    loaded["corpus"] = data.n_documents
+    record_loaded_sizes(info.name, data.checksum, loaded, log)
+    differ = [f"{name} {loaded[name]:,} (declared {size:,})" for name, size in info.sizes.items()
+              if name in loaded and loaded[name] != size and name in {*evaluated, "corpus"}]
+    if differ:
+        log.warning("%s: the loaded data differs from the task's declaration: %s; its figures are not comparable "
+                    "with the published ones", info.name, "; ".join(differ))
+
+
+def _file_sha256(path: Path) -> str:
+    from statbench.data.checksum import file_sha256
+
+    return file_sha256(path)
+
+
+def _split_scores(task_name: str, run: SplitRun, split: Split, qrels, measures) -> dict[str, dict[str, float]]:
+    """One split's per-query scores, from the cache (keyed by the run's sha256, the
+    judgements and the measures) or computed from its rankings and cached."""
+    entry = scores_entry(task_name, run, list(split.test), qrels, measures)
+    computed: list[dict] = []
+
+    def build(staging: Path) -> None:
+        computed.append(per_query_scores(qrels, run.rankings(), measures, split.test))
+        (staging / "scores.json").write_text(json.dumps(computed[0], ensure_ascii=False), "utf-8")
+
+    cached(entry, build)
+    if computed:
+        return computed[0]
+    return json.loads(entry.read_bytes("scores.json").decode("utf-8"))
+
+
+def _instantiate(entry: Registered, params: Mapping[str, Any]):
+    """Build a model from typed params; the model class checks every value against its
+    declared parameters."""
+    return call_plugin(entry, "starting", lambda: entry.cls(**params))
+
+
+def _timed(timings: dict, key: str, fn):
+    t0 = time.perf_counter()
+    try:
+        return fn()
+    finally:
+        timings[key] = timings.get(key, 0.0) + time.perf_counter() - t0
+
+
+class _SplitRunner:
+    """Rankings for one split's test queries, from the cache when this exact work was done."""
+
+    def __init__(self, info, data, task_checksum, request, task_entry, model_entry, retriever, reranker_entry,
+                 reranker, timings, log, progress, tag: str):
+        self.info, self.data, self.task_checksum, self.request = info, data, task_checksum, request
+        self.task_entry, self.model_entry, self.retriever = task_entry, model_entry, retriever
+        self.reranker_entry, self.reranker = reranker_entry, reranker
+        self.timings, self.log, self.progress, self.tag = timings, log, progress, tag
+        self.cache_hits: dict[str, str] = {}
+        self.cached_throughput: dict[str, float] = {}
+        self._indexed = False  # a zero-shot retriever indexes once, on the first cache miss
+
+    def entry(self, split: Split) -> CacheEntry:
+        request = self.request
+        pool = (request.pool, self.data.pools.info.get(request.pool, {}).get("sha256")) if request.pool else None
+        return split_run_entry(
+            self.info.name, self.task_checksum, split, retriever=self.retriever, retriever_entry=self.model_entry,
+            pool=pool, reranker=self.reranker, reranker_entry=self.reranker_entry,
+            rerank_depth=request.rerank_depth, depth=self.info.depth, tag=self.tag,
+        )
+
+    def split(self, split: Split) -> SplitRun:
+        entry = self.entry(split)
+        built: list[SplitRun] = []
+
+        def build(staging: Path) -> None:
+            rankings = self._compute(split, staging)
+            data, index = write_split(staging, rankings, self.tag)
+            built.append(SplitRun(split.name, entry, data, index, rankings))
+
+        # verified, or built under the entry's lock (an identical run computing this split:
+        # wait, then reuse its work)
+        cached(entry, build)
+        self.cache_hits[split.name] = "miss" if built else "hit"
+        if built:
+            return built[0]
+        self.log.info("%s: reusing cached run %s", split.name, entry.path)
+        if entry.file("stats.json").is_file():
+            self.cached_throughput.update(read_json(entry.file("stats.json")))
+        return SplitRun.read(split.name, entry)
+
+    def _compute(self, split: Split, staging: Path) -> dict[str, Ranking]:
+        data, retriever, reranker, timings = self.data, self.retriever, self.reranker, self.timings
+        before = dict(timings)
+        queries = [data.queries[q] for q in split.test]
+        asked = {q.id for q in queries}
+        if retriever is not None:
+            entry = self.model_entry
+            ctx = self._context(retriever, entry, split if retriever.trainable else None)
+            corpus_list = list(data.corpus.values())
+            if retriever.trainable:
+                train_queries = [data.queries[q] for q in split.train]
+                # only the training queries' judgements: a model never sees a test query's
+                train_qrels = {q: dict(data.qrels[q]) for q in split.train if q in data.qrels}
+                _timed(timings, "train", lambda: call_plugin(
+                    entry, f"training on {split.name}", lambda: retriever.train(train_queries, train_qrels, corpus_list, ctx)))
+            if retriever.trainable or not self._indexed:
+                _timed(timings, "index", lambda: call_plugin(entry, "indexing", lambda: retriever.index(corpus_list, ctx)))
+                self._indexed = True
+            depth = max(self.info.depth, self.request.rerank_depth) if reranker else self.info.depth
+            found = _timed(timings, "search", lambda: call_plugin(
+                entry, f"searching {split.name}", lambda: retriever.search(queries, depth, ctx)))
+            first = check_rankings(found, owner=_owner(entry), query_ids=asked, corpus=data.corpus, k=depth)
+        else:
+            pool = data.pools[self.request.pool]
+            first = {q.id: list(pool.get(q.id, [])) for q in queries}
+        if reranker is not None:
+            entry = self.reranker_entry
+            ctx = self._context(reranker, entry, None)
+            # every asked query has its candidates, none for a query the first stage ranked
+            # nothing for (as for a pool): a reranker reading candidates[q.id] must not fail on it
+            candidates = {
+                q.id: [doc for doc, _ in order_ranking(first.get(q.id, []), self.request.rerank_depth)] for q in queries
+            }
+            reranked = _timed(timings, "rerank", lambda: call_plugin(
+                entry, f"reranking {split.name}", lambda: reranker.rerank(queries, candidates, data.corpus, ctx)))
+            first = check_rankings(reranked, owner=_owner(entry), query_ids=asked, candidates=candidates)
+            check_rerank_complete(first, candidates, owner=_owner(entry))
+        ordered = {qid: order_ranking(ranking, self.info.depth) for qid, ranking in first.items()}
+        throughput = _throughput(retriever, reranker)
+        if throughput:
+            write_json(staging / "stats.json", throughput)
+        spent = ", ".join(f"{step} {timings[step] - before.get(step, 0.0):.1f} s" for step in timings
+                          if step not in before or timings[step] != before[step])
+        self.log.info("%s: %d test %s ranked (%s)%s", split.name, len(ordered),
+                      "query" if len(ordered) == 1 else "queries", spent or "no work",
+                      "".join(f"; {name} {value:g}" for name, value in sorted(throughput.items())))
+        return ordered
+
+    def _context(self, model, entry: Registered, split: Split | None) -> RunContext:
+        return RunContext(
+            task_name=self.info.name,
+            language=self.info.language,
+            cache_dir=model_cache_dir(entry, model, self.task_checksum, split),
+            cache_root=cache_root(),
+            data_checksum=self.task_checksum,
+            log=self.log,
+            stopwords=self.data.stopwords,
+            progress=self.progress,
+        )
+
+
+def _owner(entry: Registered) -> str:
+    kind = "reranker" if issubclass(entry.cls, Reranker) else "model"
+    return f"{kind} {entry.name!r} ({entry.qualified})"
+
+
+def _plugin_record(entry: Registered) -> PluginRecord:
+    return PluginRecord(name=entry.plugin.name, distribution=entry.plugin.distribution, version=entry.plugin.version)
+
+
+def _model_record(entry: Registered, model, trained: bool | None = None) -> ModelRecord:
+    return ModelRecord(name=model.name, family=model.family, description=model.description, version=model.version,
+                       params=model.params, plugin=_plugin_record(entry), trained=trained,
+                       budget=model.budget)
+
+
+def _environment() -> dict[str, str]:
+    import ir_measures
+
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "ir_measures": ir_measures.__version__,
+        **_accelerator(),
+    }
+
+
+def _accelerator() -> dict[str, str]:
+    """The GPU a model used, if it used torch on CUDA (timings depend on it). torch is not
+    imported here: a run that never loaded it used no GPU."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_initialized():
+        return {}
+    return {"torch": torch.__version__, "accelerator": torch.cuda.get_device_name(torch.cuda.current_device())}

@@ -1,0 +1,127 @@
+"""``statbench evaluate``: score a run file made anywhere against a task's judgements,
+in one declared tie order, refusing a run that does not belong to the task."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import operator
+from pathlib import Path
+
+from statbench.scoring.evaluation import score_splits
+
+
+def evaluate_run_file(path: Path, task_name: str, data_dir: Path | None, wanted: list[str] | None, log,
+                      protocol: str | None = None) -> dict:
+    """Score an existing run with the task's measures, split by split (scores used as given).
+
+    The run is read strictly (runfile.read_run: no NaN/inf, no duplicate lines, not empty);
+    query ids the task does not know and documents outside its corpus are reported, and a
+    run that answers none of the evaluated queries, or ranks none of the corpus's documents
+    for them (another task's run, or doc ids of another form), is refused rather than
+    scored as zeros.
+    Every ranking that is not strictly decreasing at float32 is put in one declared order,
+    trec_eval's (runfile.TIE_ORDER: score desc compared at float32, then doc id desc), with
+    scores made strictly decreasing at float32 (runfile.order_as_trec_eval), so every
+    measure, ir-measures (any provider) or custom, sees that one order, the one trec_eval
+    itself would use; a run without such ties is scored in its own order (a statbench run,
+    strict at float32, gives exactly the figures of the run that wrote it). When some
+    evaluated query had ties, the results say so (``tie_order``) and the log says how many.
+
+    Only the judgements and splits are needed of the task: they come from the summary a run
+    left in the cache for these very data files (see loadcache.py), else from a full load
+    (which leaves one). The summary's key (the data files' checksums) is taken while the
+    run is parsed, and the run's checksum while it is scored: hashing lets go of the
+    interpreter, so it runs on another core meanwhile."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from statbench.data.checksum import file_sha256
+    from statbench.data.runfile import (
+        TIE_ORDER,
+        float32_ties,
+        order_as_trec_eval,
+        read_run,
+        strictly_decreasing_at_float32,
+    )
+    from statbench.errors import StatbenchError
+    from statbench.loading.loadcache import summary_entry
+    from statbench.loading.splits import select_splits
+    from statbench.registry.plugins import call_plugin, get_registry
+
+    entry = get_registry().get("tasks", task_name)
+    task = call_plugin(entry, "starting", entry.cls)
+    info = entry.cls.task_info()
+    with ThreadPoolExecutor(max_workers=1) as pool:  # leaving waits for the hashing (on any error too)
+        keyed = pool.submit(summary_entry, task, entry, data_dir, log)
+        rankings = read_run(path)
+        run_sha256 = pool.submit(file_sha256, path)  # a regular file: read_run opened it
+        data, corpus = _judgements(entry, task, info, data_dir, keyed.result(), log)
+        splits = select_splits(info, data, wanted, protocol)
+        unknown = sorted(set(rankings) - set(data.query_ids))
+        if unknown:
+            log.warning("%s: %d query id(s) not in task %s ignored (e.g. %s)", path, len(unknown), task.name,
+                        ", ".join(unknown[:3]))
+        evaluated = {q for s in splits for q in s.test if q in data.qrels}
+        if not evaluated & set(rankings):
+            raise StatbenchError(f"{path}: the run ranks none of the {len(evaluated)} evaluated queries of task "
+                                 f"{task.name} (its query ids look like {', '.join(sorted(rankings)[:3])}); "
+                                 "is it a run of another task?")
+        ranked_docs = set(map(operator.itemgetter(0), itertools.chain.from_iterable(
+            rankings[q] for q in evaluated.intersection(rankings))))
+        foreign = sorted(ranked_docs.difference(corpus))
+        if foreign and len(foreign) == len(ranked_docs):
+            raise StatbenchError(f"{path}: none of the {len(foreign)} document id(s) it ranks for the evaluated "
+                                 f"queries is in the corpus of task {task.name} (they look like "
+                                 f"{', '.join(foreign[:3])}); is it a run of another task?")
+        if foreign:
+            log.warning("%s: %d document id(s) are not in the corpus of task %s (e.g. %s); they count as "
+                        "non-relevant", path, len(foreign), task.name, ", ".join(foreign[:3]))
+        unordered = [qid for qid, ranking in rankings.items() if not strictly_decreasing_at_float32(ranking)]
+        tied = sorted(q for q in evaluated.intersection(unordered) if float32_ties(rankings[q]))
+        if tied:
+            log.info("%s: %d of %d evaluated quer(y/ies) rank documents with scores equal at 32-bit precision "
+                     "(e.g. %s); every measure sees them in one order: %s", path, len(tied),
+                     len(evaluated & set(rankings)), ", ".join(tied[:3]), TIE_ORDER)
+        for qid in unordered:
+            rankings[qid] = order_as_trec_eval(rankings[qid])
+        results = score_splits(info.measures, data, splits, rankings)
+        if tied:
+            results["tie_order"] = TIE_ORDER
+        results["data_checksum"] = data.checksum  # the data scored on (compare refuses other data)
+        results["run_file"] = {"path": str(path), "sha256": run_sha256.result()}
+    return results
+
+
+def _judgements(entry, task, info, data_dir: Path | None, at, log):
+    """The task's summary (judgements, splits, query ids) and its corpus's ids: from the
+    cached summary at ``at`` when it is valid, else from a full load, summarised in the
+    cache under the same guard as the runner's (a loader that opened an undeclared file
+    leaves no summary)."""
+    from statbench.data.dataio import _paused_gc, recording_opened
+    from statbench.loading.loadcache import (
+        TaskSummary,
+        read_doc_ids,
+        read_summary,
+        write_summary,
+    )
+    from statbench.registry.checks import check_task_data
+    from statbench.registry.plugins import call_plugin
+    from statbench.run.runcache import task_identity
+
+    data = read_summary(at) if at is not None else None
+    if data is not None:
+        # what the loader said: warnings on the console once per data version, as a run does
+        from statbench.loading.data_notes import say_once
+
+        for level, message in data.log:
+            if level < logging.WARNING:
+                log.log(level, "%s", message)
+        say_once(log, task.name, data.checksum, data.log)
+        return data, read_doc_ids(at)
+    with recording_opened() as opened, _paused_gc():
+        loaded = call_plugin(entry, "loading", lambda: task.load(data_dir, log))
+    check_task_data(task.name, loaded)
+    data = TaskSummary.of(loaded, task_identity(entry, info, loaded))
+    if at is not None:
+        write_summary(at, data, loaded, opened)
+    return data, loaded.corpus

@@ -1,0 +1,3 @@
+"""Where statbench writes: atomic writes (:mod:`.atomic`), the cache folder (:mod:`.paths`)
+and self-checking cache entries (:mod:`.cache`).
+"""

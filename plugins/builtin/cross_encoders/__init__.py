@@ -1,0 +1,2 @@
+"""Cross-encoder and monoT5 rerankers.
+"""

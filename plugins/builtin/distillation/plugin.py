@@ -1,0 +1,20 @@
+"""The distillation family's plugin (entry point ``distill``): the ``statbench distill``
+command and the distilled student reranker it trains, registered as a third party's are."""
+
+from __future__ import annotations
+
+from statbench import hookimpl
+
+
+@hookimpl
+def register_commands(cli):
+    from statbench.models.distillation.cli import distill
+
+    cli.add_command(distill)
+
+
+@hookimpl
+def register_rerankers(register):
+    from statbench.models.distillation.student import DistilledStudentReranker
+
+    register(DistilledStudentReranker)

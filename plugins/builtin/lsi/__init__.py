@@ -1,0 +1,2 @@
+"""The LSI classifier: articles as classes.
+"""

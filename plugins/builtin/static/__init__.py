@@ -1,0 +1,2 @@
+"""Static word embeddings (word2vec, fastText) averaged into vectors.
+"""
