@@ -129,7 +129,7 @@ def main(argv=None) -> None:
     text = "\n".join(parts)
     print(text)
     if args.output:
-        from statbench.storage.atomic import write_text
+        from statbench.data.atomic import write_text
 
         write_text(args.output, text)
 

@@ -233,7 +233,7 @@ def main(argv=None) -> None:
              f"(other work on the machine inflates every figure; compare the ratios).\n")
     print(text)
     if args.output:
-        from statbench.storage.atomic import write_text
+        from statbench.data.atomic import write_text
 
         write_text(args.output, text)
 

@@ -81,7 +81,7 @@ def rewrite_run(path: Path) -> int:
 def evaluate(run: Path, task: str, log) -> dict:
     from statbench.scoring.evaluate_file import evaluate_run_file
 
-    return evaluate_run_file(run, task, DATA_DIRS[task], None, log)
+    return evaluate_run_file(run, task, DATA_DIRS[task], None, log).to_json()
 
 
 def ir_measures_pooled(run: Path, qrels_path: Path, measures: list[dict]) -> dict[str, float]:
@@ -206,7 +206,7 @@ def main(argv=None) -> None:
                 if key in new_scores:
                     new[key] = new_scores[key]
             new["run_file"] = {**old.get("run_file", {}), "sha256": new_scores["run_file"]["sha256"]}
-            from statbench.storage.atomic import write_text
+            from statbench.data.atomic import write_text
 
             write_text(results_path, json.dumps(new, indent=2, ensure_ascii=False) + "\n")
             out.append(f"- `{name}/run.trec`: {changed} line(s) re-scored")
@@ -256,7 +256,7 @@ def main(argv=None) -> None:
     text = "\n".join(out) + "\n"
     print(text)
     if args.output:
-        from statbench.storage.atomic import write_text
+        from statbench.data.atomic import write_text
 
         write_text(args.output, text)
 

@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from statbench.storage.atomic import write_text
+from statbench.data.atomic import write_text
 
 #: (module, attribute path, label): the new checks, timed where they are called.
 PROBES = [

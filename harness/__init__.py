@@ -9,16 +9,18 @@ A plugin author imports from :mod:`statbench.api` only. The core's subpackages, 
 - :mod:`statbench.contract`: the types shared by the core and every plugin (records,
   TaskInfo, Task, Retriever, Reranker, Param);
 - :mod:`statbench.data`: strict readers and writers of the files (JSON, JSONL, CSV, TREC
-  run and qrels files), checksums, downloads, weight recipes;
-- :mod:`statbench.storage`: atomic writes, the cache folder, cache entries;
+  run and qrels files), atomic writes, digests, checksummed downloads;
+- :mod:`statbench.storage`: the cache folder, self-checking cache entries and every cache
+  key, weight recipes and local weights;
 - :mod:`statbench.terminal`: console logging and progress bars;
 - :mod:`statbench.registry`: plugin discovery (pluggy), hook specifications, and the
   checks every plugin output passes;
 - :mod:`statbench.loading`: task declarations (JSON, BEIR folders, ir_datasets),
   splits, frozen pools, the cached summary of a loaded task;
+- :mod:`statbench.results`: the typed record of a run (results.json) and its generated
+  JSON Schema;
 - :mod:`statbench.scoring`: measures (ir-measures and custom), scoring, significance,
-  comparison with published figures;
-- :mod:`statbench.results`: the typed record of a run (results.json);
+  comparison with published figures, publishability of a record;
 - :mod:`statbench.run`: a run, its cache and its output set;
 - :mod:`statbench.grid`: experiments as cells of runs, on local, Ray or Slurm executors;
 - :mod:`statbench.commands`: the command line (core commands and command plugins).

@@ -60,3 +60,8 @@ __all__ = [
     # caching a model's artefacts
     "CacheEntry", "cached",
 ]
+
+# a judgement's grade, for loaders of qrels in formats other than TREC's (docs/task-authors.md §4)
+from statbench.data.runfile import check_grade  # noqa: E402
+
+__all__ += ["check_grade"]

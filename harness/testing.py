@@ -19,13 +19,11 @@ from statbench.contract.model import Reranker, Retriever, RunContext
 from statbench.contract.records import Document, Query
 from statbench.registry.checks import (
     PluginError,
-    TaskDataError,
     check_model_class,
     check_rankings,
     check_task_class,
-    check_task_data,
 )
-from statbench.registry.plugins import load_entry_points, pm, reset_registry
+from statbench.registry.plugins import PluginInfo, Registered, load_entry_points, pm, reset_registry
 
 SAMPLE_CORPUS = (
     Document("d1", "The tenant must pay the rent on the first day of each month."),
@@ -100,16 +98,33 @@ def check_reranker(cls, tmp_path, params: dict | None = None, corpus=SAMPLE_CORP
 
 
 def check_task(cls, data_dir) -> None:
-    """Load a task from ``data_dir``; the registry's class checks and the runner's checks
-    of the loaded data (ids, judgements, splits known and disjoint from training)."""
+    """Load a task from ``data_dir`` the way every command does
+    (:func:`statbench.loading.load.load_task`): the registry's class checks, then the load
+    with the runner's checks of the loaded data (ids, judgements, splits known and disjoint
+    from training). Whatever stops a command (the plugin raising, a data format error, data
+    that break a rule) is an ``AssertionError`` with the command's very line."""
+    from statbench.errors import StatbenchError
+    from statbench.loading.load import load_task
+
     with _as_assertion():
         check_task_class(cls)
-    data = cls().load(Path(data_dir), logging.getLogger("statbench.testing"))
     try:
-        check_task_data(cls.name, data)
-    except TaskDataError as exc:
+        loaded = load_task(_task_entry(cls), Path(data_dir), logging.getLogger("statbench.testing"))
+    except StatbenchError as exc:
         raise AssertionError(str(exc)) from None
-    assert len(data.checksum) == 64, "TaskData.checksum must be a sha256 hex digest"
+    assert len(loaded.data.checksum) == 64, "TaskData.checksum must be a sha256 hex digest"
+
+
+def _task_entry(cls) -> Registered:
+    """The registry's entry for task class ``cls``; one naming its module when the class is
+    not registered (errors then name the plugin by its module)."""
+    from statbench.registry.plugins import get_registry
+
+    entry = next((e for e in get_registry().tasks.values() if e.cls is cls), None)
+    if entry is not None:
+        return entry
+    module = getattr(cls, "__module__", "?")
+    return Registered(name=cls.task_info().name, cls=cls, plugin=PluginInfo(name=module, module=module))
 
 
 @contextlib.contextmanager
@@ -125,3 +140,13 @@ def registered_plugin(plugin, name: str):
     finally:
         pm.unregister(name=name)
         reset_registry()
+
+
+def invoke_cli(args, **kwargs):
+    """Run ``statbench ARGS`` in-process with click's ``CliRunner`` and return its result
+    (``exit_code``, ``output``): an end-to-end test of a plugin without a subprocess."""
+    from click.testing import CliRunner
+
+    from statbench.commands.cli import cli
+
+    return CliRunner().invoke(cli, [str(arg) for arg in args], **kwargs)

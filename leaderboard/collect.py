@@ -3,8 +3,9 @@
 A file that fails validation is reported (file and reason) and skipped whole: a row is
 rendered from a fully valid file or not at all. Validation is strict: the JSON itself
 (no NaN/Infinity, no number that overflows, no duplicate key, no unpaired surrogate),
-the results schema, the consistency between measures, splits and aggregate, and every
-score (finite; within [0, 1] for the measures known to be bounded). Several files for
+the results schema, and what makes a record publishable (:mod:`statbench.scoring.publishable`:
+the consistency between measures, splits and aggregate, every score finite and within
+[0, 1] for the measures known to be bounded, figures that agree). Several files for
 the same row (same model, effective parameters, reranker and pool, on the same board: see
 :mod:`.identity`) keep the newest by ``created`` (compared as times, not text); the others
 are noted as superseded. When no time decides (the same time, a time that does not parse)
@@ -17,33 +18,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-import re
-import statistics
 from dataclasses import dataclass, field
-from operator import itemgetter
 from pathlib import Path
 from typing import NamedTuple
 
 from statbench.errors import DataFormatError, StatbenchError
 from statbench.leaderboard.identity import budget, identity  # noqa: F401 (identity: part of this module's interface)
-from statbench.results.record import ModelRecord, Results, as_scores
-
-#: ir-measures measures whose every value lies in [0, 1] (by name, as in ``R@100``,
-#: ``nDCG(gains=...)@10``, ``RR(rel=2)@5``). Others (NumRet, RBP, INST, alpha_nDCG, ...)
-#: are only checked for being finite.
-BOUNDED_MEASURES = frozenset({
-    "AP", "MAP", "P", "Precision", "R", "Recall", "RR", "MRR", "nDCG", "NDCG", "Rprec", "RPrec",
-    "Success", "Judged", "Bpref", "BPref", "ERR", "IPrec", "SetP", "SetR", "SetF", "SetAP",
-    "Accuracy", "Compat",
-})
-_MEASURE_NAME = re.compile(r"\s*([^\W\d]\w*)")
-_NEGATIVE_GAIN = re.compile(r"gains\s*=\s*\{[^}]*:\s*-")
-#: relative/absolute tolerance of the aggregate and per-query consistency checks (float
-#: summation order only: files written by ``statbench run`` agree to ~1e-16)
-TOLERANCE = 1e-9
-#: problems listed per skipped file (the rest are counted)
-SHOWN_PROBLEMS = 5
+from statbench.scoring.publishable import (  # noqa: F401 (the checks live in the core; named here too)
+    agreement_problems,
+    check_results,
+    consistency_problems,
+    is_bounded,
+    join_problems,
+    score_problems,
+)
+from statbench.results.record import ModelRecord, Results, as_scores, parse_strict, read_results  # noqa: F401
 
 
 class BoardKey(NamedTuple):
@@ -147,187 +136,6 @@ def split_set(results) -> tuple[tuple[str, int], ...]:
     """The splits the results were scored on, as sorted (name, number of queries) pairs:
     ``--split R04,R03`` and ``--split R03,R04`` are the same set."""
     return tuple(sorted((s.name, s.n_queries) for s in as_scores(results).splits))
-
-
-from statbench.results.record import parse_strict, read_results, schema_errors  # noqa: E402,F401 (strict reading lives in the core)
-
-# --- checks the schema cannot express ------------------------------------------------------
-
-
-def is_bounded(measure: str) -> bool:
-    """Whether every value of the measure ``measure`` lies in [0, 1]: an ir-measures measure
-    listed in :data:`BOUNDED_MEASURES`, or a custom measure (statbench.scoring.measures) of a
-    registered plugin whose declared ``bounds`` lie within [0, 1]. Any other (a custom
-    measure whose plugin is not installed included) is only checked for being finite."""
-    match = _MEASURE_NAME.match(measure)
-    if match and match.group(1) in BOUNDED_MEASURES:
-        return not _NEGATIVE_GAIN.search(measure)  # nDCG with a negative gain can go below 0
-    import ir_measures
-
-    if match and match.group(1) in ir_measures.measures.registry:
-        return False
-    from statbench.scoring.measures import custom_bounds
-
-    bounds = custom_bounds(measure)
-    return bounds is not None and bounds[0] >= 0.0 and bounds[1] <= 1.0
-
-
-def consistency_problems(results: dict) -> list[str]:
-    """What the schema cannot say: every measure scored in the aggregate, each split and
-    each query; split names unique; no split without queries."""
-    labels = [m["label"] for m in results["measures"]]
-    problems = []
-    if len(set(labels)) != len(labels):
-        problems.append("measures: duplicate labels")
-    missing = [m for m in labels if m not in results["aggregate"]]
-    if missing:
-        problems.append(f"aggregate: no value for {', '.join(missing)}")
-    names = [s["name"] for s in results["splits"]]
-    if len(set(names)) != len(names):
-        problems.append(f"splits: duplicate names ({', '.join(sorted({n for n in names if names.count(n) > 1}))})")
-    for split in results["splits"]:
-        lacking = [m for m in labels if m not in split["scores"]]
-        if lacking:
-            problems.append(f"splits/{split['name']}: no score for {', '.join(lacking)}")
-        if split["n_queries"] == 0:
-            problems.append(f"splits/{split['name']}: n_queries is 0 (a split without queries has no score)")
-    wanted = set(labels)
-    for qid, scores in results["per_query"].items():
-        if not wanted <= scores.keys():
-            problems.append(f"per_query/{qid}: no score for {', '.join(m for m in labels if m not in scores)}")
-            break
-    return problems
-
-
-def _per_query_fine(per_query: dict, bounded: dict[str, bool]) -> bool:
-    """Whether every per-query score is finite, and within [0, 1] for a bounded measure:
-    one pass per measure with C-level ``sum``/``min``/``max`` (a per-query table is most of
-    a results file) instead of a check per score. False only means "look closer"."""
-    rows = list(per_query.values())
-    for label in set().union(*rows):
-        try:
-            values = list(map(itemgetter(label), rows))
-        except KeyError:  # a measure only some queries have
-            values = [scores[label] for scores in rows if label in scores]
-        try:
-            total = sum(values)
-        except TypeError:
-            return False
-        if total - total != 0:  # an inf or a NaN (or a sum that overflows): the slow path says which
-            return False
-        limit = bounded.get(label)
-        if limit is None:
-            limit = bounded[label] = is_bounded(label)
-        if limit and not (min(values) >= 0.0 and max(values) <= 1.0):
-            return False
-    return True
-
-
-def score_problems(results: dict) -> list[str]:
-    """Every score that cannot be right: non-finite anywhere, outside [0, 1] for a bounded
-    measure (aggregate, all_queries, splits, per_query, breakdown), a negative or too large
-    std. Each names its field, e.g. ``per_query/q7/R@100: 7.5 is outside [0, 1]``."""
-    bounded = {m["label"]: is_bounded(m["ir_measure"]) for m in results["measures"]}
-    problems: list[str] = []
-    per_query = results["per_query"]
-    if _per_query_fine(per_query, bounded):
-        per_query = {}  # checked: the loop below has only the small tables left
-
-    def check_one(where: str, label: str, value) -> None:
-        limit = bounded.get(label)
-        if limit is None:
-            limit = bounded[label] = is_bounded(label)
-        if not math.isfinite(value):
-            problems.append(f"{where}: {value!r} is not a finite number")
-        elif limit and not 0.0 <= value <= 1.0:
-            problems.append(f"{where}: {value!r} is outside [0, 1]")
-
-    def check(where: str, scores: dict) -> None:
-        for label, value in scores.items():
-            check_one(f"{where}/{label}", label, value)
-
-    for label, agg in results["aggregate"].items():
-        check_one(f"aggregate/{label}/mean", label, agg["mean"])
-        std = agg["std"]
-        if not math.isfinite(std) or std < 0:
-            problems.append(f"aggregate/{label}/std: {std!r} is not a non-negative number")
-        elif bounded.get(label, False) and std > 1.0:
-            problems.append(f"aggregate/{label}/std: {std!r} is larger than any std of scores in [0, 1]")
-    check("all_queries", results.get("all_queries", {}))
-    for split in results["splits"]:
-        check(f"splits/{split['name']}", split["scores"])
-    for qid, scores in per_query.items():
-        check(f"per_query/{qid}", scores)
-    for group, values in results.get("breakdown", {}).items():
-        for value, scores in values.items():
-            check(f"breakdown/{group}/{value}", scores)
-    for section in ("timings", "throughput"):
-        for name, value in results.get(section, {}).items():
-            if not math.isfinite(value) or value < 0:
-                problems.append(f"{section}/{name}: {value!r} is not a non-negative number")
-    return problems
-
-
-def _close(a: float, b: float) -> bool:
-    return math.isclose(a, b, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
-
-
-def agreement_problems(results: dict) -> list[str]:
-    """Figures that contradict each other: the aggregate must be the mean and sample std of
-    the split scores (what the table shows next to the per-split values), and when the
-    splits are disjoint the per-query scores must average to the splits' query-weighted
-    mean (what the significance tests use)."""
-    problems = []
-    splits = results["splits"]
-    counts = [s["n_queries"] for s in splits]
-    per_query = results["per_query"]
-    for m in results["measures"]:
-        label = m["label"]
-        values = [s["scores"][label] for s in splits]
-        agg = results["aggregate"][label]
-        mean = statistics.fmean(values)
-        std = statistics.stdev(values) if len(values) > 1 else 0.0
-        if not _close(agg["mean"], mean):
-            problems.append(f"aggregate/{label}/mean: {agg['mean']!r} is not the mean over the splits ({mean!r})")
-        if not _close(agg["std"], std):
-            problems.append(f"aggregate/{label}/std: {agg['std']!r} is not the std over the splits ({std!r})")
-        if per_query and len(per_query) == sum(counts):
-            pooled = math.fsum(map(itemgetter(label), per_query.values())) / len(per_query)
-            weighted = math.fsum(n * v for n, v in zip(counts, values)) / sum(counts)
-            if not _close(pooled, weighted):
-                problems.append(f"per_query/*/{label}: the per-query mean {pooled!r} disagrees with the splits' "
-                                f"({weighted!r})")
-    if len(per_query) > sum(counts):
-        problems.append(f"per_query: {len(per_query)} queries, more than the {sum(counts)} the splits count")
-    return problems
-
-
-def check_results(results: dict) -> list[str]:
-    """All the problems of a schema-valid results dict (empty when it can be published)."""
-    problems = consistency_problems(results)
-    if problems:
-        return problems
-    problems = score_problems(results)
-    if problems:
-        return problems
-    return agreement_problems(results)
-
-
-def load_checked(path) -> dict:
-    """:func:`read_results` plus :func:`check_results`: the results of a file whose every
-    figure can be published, or a ``DataFormatError`` naming the file and the fields."""
-    results = read_results(path)
-    problems = check_results(results)
-    if problems:
-        raise DataFormatError(path, _join(problems))
-    return results
-
-
-def _join(problems: list[str]) -> str:
-    text = "; ".join(problems[:SHOWN_PROBLEMS])
-    if len(problems) > SHOWN_PROBLEMS:
-        text += f" (and {len(problems) - SHOWN_PROBLEMS} more)"
-    return text
 
 
 # --- collecting ------------------------------------------------------------------------------
@@ -482,14 +290,14 @@ def collect(root: Path) -> Collected:
             else:
                 report.append(f"skipped {exc}")
             continue
-        problems = check_results(results)
-        if problems:
-            report.append(f"skipped {path}: {_join(problems)}")
-            continue
         try:
             record = Results.from_json(results)
         except (ValueError, TypeError) as exc:  # a schema-valid file the type cannot hold: a statbench bug
             report.append(f"skipped {path}: {exc}")
+            continue
+        problems = check_results(record)
+        if problems:
+            report.append(f"skipped {path}: {join_problems(problems)}")
             continue
         ident = identity(record)
         row = Row(key=row_key(ident), identity=ident, path=path, results=record)

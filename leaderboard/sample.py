@@ -22,7 +22,7 @@ from statbench.results.record import (
     SplitScores,
     TaskRecord,
 )
-from statbench.storage.atomic import write_json, write_text
+from statbench.data.atomic import write_json, write_text
 
 SAMPLE_TASK = "toy"
 SAMPLE_MEASURES = ("R@5", "R@10", "R@100", "nDCG@10")

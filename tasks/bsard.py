@@ -70,8 +70,6 @@ class Bsard(DefinedTask):
             check_qrels_against_corpus({q: qrels[q] for q in file_queries}, corpus, file_queries, files[name], dropped)
             for qid in [q for q in ids if q in queries and q not in file_queries]:
                 del queries[qid], qrels[qid]
-        for item in dropped:
-            log.warning("dropped: %s", item)
         spec = self.definition["splits"]
         # carved from every training id in the file, so that dropping a question elsewhere
         # never moves the others between train and dev

@@ -72,8 +72,6 @@ class Stard(DefinedTask):
         if "cn_stopwords.txt" in files:
             stopwords = _read_stopwords(files["cn_stopwords.txt"])
         official = self._official_split(files, queries, dropped)
-        for item in dropped:
-            log.warning("dropped: %s", item)
         # the official split files define a protocol, not data: they stay out of the checksum
         # (split membership is part of every run's cache key anyway)
         # nor does the structure file: without it the task is exactly what it was
@@ -91,8 +89,10 @@ class Stard(DefinedTask):
         )
 
     def _official_split(self, files: dict[str, Path], queries: dict[str, Query], dropped: list[str]) -> list[Split]:
-        """The upstream train/dev split as split ``dev`` (tested on dev, trained on train)."""
+        """The upstream train/dev split (tested on dev, trained on train): the one split of the
+        ``official`` protocol the definition declares, built from the files ``splits.official`` names."""
         spec = self.definition["splits"]["official"]
+        (name,) = self.task_info().protocol("official").splits
         if spec["train_file"] not in files or spec["dev_file"] not in files:
             return []
         train = _read_query_ids(files[spec["train_file"]], queries, dropped)
@@ -101,7 +101,7 @@ class Stard(DefinedTask):
         if overlap:
             raise DataFormatError(files[spec["dev_file"]], f"{len(overlap)} query id(s) are also in "
                                   f"{spec['train_file']} (e.g. {', '.join(overlap[:3])})", field="id")
-        return [Split(name=spec["split"], test=tuple(dev), train=tuple(train))]
+        return [Split(name=name, test=tuple(dev), train=tuple(train))]
 
     @staticmethod
     def _read_corpus(path: Path, dropped: list[str]) -> dict[str, Document]:

@@ -60,8 +60,6 @@ class UkStatutes(DefinedTask):
             qrels = self._read_qrels(files["qrels.tsv"], queries, dropped)
             source = files["qrels.tsv"]
         check_qrels_against_corpus(qrels, corpus, queries, source, dropped)
-        for item in dropped:
-            log.warning("dropped: %s", item)
         data = TaskData(
             corpus=corpus,
             queries=queries,

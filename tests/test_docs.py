@@ -254,3 +254,187 @@ def test_links_resolve(doc):
         if anchor and path.suffix == ".md" and anchor not in _anchors(path.read_text("utf-8")):
             broken.append(f"{target}#{anchor}")
     assert not broken, f"docs/{doc} has broken links: {', '.join(broken)}"
+
+
+# --- code examples import only the plugin author's surface ---------------------------------
+
+#: The statbench modules a code example in the docs may import from: the plugin author's one
+#: import and the test helpers (and ``from statbench import hookimpl``, the marker's old home).
+EXAMPLE_IMPORTS = ("statbench.api", "statbench.testing")
+_IMPORT_FROM = re.compile(r"^\s*from\s+(statbench(?:\.[\w.]+)?)\s+import\s+\(?\s*([\w\s,]+)")
+_IMPORT = re.compile(r"^\s*import\s+(statbench(?:\.[\w.]+)?)\b")
+
+
+def imports_beyond_the_api(text: str, source: str) -> list[str]:
+    """``source:line: statement`` for each import, in a fenced code block, of a statbench
+    module other than ``EXAMPLE_IMPORTS``."""
+    found = []
+    fenced = False
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        if not fenced:
+            continue
+        match = _IMPORT_FROM.match(line) or _IMPORT.match(line)
+        if match is None:
+            continue
+        module = match.group(1)
+        names = {n.strip() for n in match.group(2).split(",")} if match.re is _IMPORT_FROM else set()
+        if module in EXAMPLE_IMPORTS or (module == "statbench" and names == {"hookimpl"}):
+            continue
+        found.append(f"{source}:{number}: {line.strip()}")
+    return found
+
+
+def test_code_examples_import_only_statbench_api():
+    root = DOCS.parent
+    found = []
+    for path in [root / "README.md", *sorted(DOCS.glob("*.md"))]:
+        found += imports_beyond_the_api(path.read_text("utf-8"), str(path.relative_to(root)))
+    assert not found, "docs import statbench modules other than statbench.api / statbench.testing: " + "; ".join(found)
+
+
+def test_the_import_check_catches_a_core_import():
+    text = ("Prose mentions `from statbench.data.dataio import read_jsonl`.\n\n```python\n"
+            "from statbench.api import Task\nfrom statbench import hookimpl\nfrom statbench.testing import check_task\n"
+            "from statbench.contract.taskinfo import TaskInfo\n    import statbench.measures\n"
+            "from statbench import plugins\nfrom statbench_plugin_example import ExampleCivil\n```\n")
+    assert imports_beyond_the_api(text, "doc.md") == [
+        "doc.md:7: from statbench.contract.taskinfo import TaskInfo",
+        "doc.md:8: import statbench.measures",
+        "doc.md:9: from statbench import plugins",
+    ]
+
+
+# --- README's layout table is the tree --------------------------------------------------------
+
+ROOT = DOCS.parent
+
+
+def layout_rows(readme: str) -> dict[str, str]:
+    """README's "## Layout" table: folder (without its trailing '/') -> import name ('' when none)."""
+    section = readme.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `([^`]+)/` \| (?:`([\w.]+)`)? *\|", section, flags=re.MULTILINE)
+    return {folder: name for folder, name in rows}
+
+
+def package_folders(root: Path = ROOT) -> dict[str, str]:
+    """Folder (relative) -> package, for every package pyproject ships."""
+    import tomllib
+
+    setuptools = tomllib.loads((root / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]
+    dirs = setuptools["package-dir"]
+    folders = {}
+    for package in setuptools["packages"]:
+        base = max((name for name in dirs if package == name or package.startswith(name + ".")), key=len)
+        folders["/".join([dirs[base], *package[len(base):].split(".")[1:]])] = package
+    return folders
+
+
+def tracked_top_folders(root: Path = ROOT) -> set[str] | None:
+    """The top-level folders git tracks; ``None`` outside a git checkout."""
+    import subprocess
+
+    try:
+        listed = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return {line.split("/", 1)[0] for line in listed.splitlines() if "/" in line}
+
+
+def layout_problems(rows: dict[str, str], packages: dict[str, str], top: set[str] | None, root: Path) -> list[str]:
+    problems = [f"row `{folder}/` names a folder that does not exist" for folder in rows if not (root / folder).is_dir()]
+    for folder, package in sorted(packages.items()):
+        depth = package.count(".") - (1 if package.startswith("statbench.models") else 0)
+        if folder in rows and rows[folder] != package:
+            problems.append(f"row `{folder}/` says import name `{rows[folder]}`, the package is `{package}`")
+        elif folder not in rows and depth <= 1:
+            problems.append(f"package {package} ({folder}/) has no row")
+    problems += [f"top-level folder {folder}/ has no row" for folder in sorted(top or ())
+                 if not any(row == folder or row.startswith(folder + "/") for row in rows)]
+    return problems
+
+
+def test_readme_layout_table_matches_the_tree():
+    rows = layout_rows((ROOT / "README.md").read_text("utf-8"))
+    assert len(rows) >= 20
+    problems = layout_problems(rows, package_folders(), tracked_top_folders(), ROOT)
+    assert not problems, "README's layout table and the tree disagree: " + "; ".join(problems)
+
+
+def test_readme_lists_the_core_layers_in_their_order():
+    """The core's rows follow statbench's package docstring, which lists the layers bottom up."""
+    import ast
+
+    docstring = ast.get_docstring(ast.parse((ROOT / "harness" / "__init__.py").read_text("utf-8")))
+    layers = [name for name in re.findall(r"^- :mod:`statbench\.(\w+)`", docstring, flags=re.MULTILINE)
+              if (ROOT / "harness" / name).is_dir()]
+    rows = [folder.split("/")[1] for folder in layout_rows((ROOT / "README.md").read_text("utf-8"))
+            if folder.startswith("harness/") and folder.split("/")[1] in layers]
+    assert rows == layers
+
+
+def test_the_layout_check_catches_a_missing_and_a_stale_row(tmp_path):
+    (tmp_path / "core" / "a").mkdir(parents=True)
+    (tmp_path / "core" / "a" / "deep").mkdir()
+    (tmp_path / "docs").mkdir()
+    rows = {"core": "pkg", "core/gone": "pkg.gone", "docs": ""}
+    packages = {"core": "pkg", "core/a": "pkg.a", "core/a/deep": "pkg.a.deep"}
+    assert layout_problems(rows, packages, {"core", "docs", "bench"}, tmp_path) == [
+        "row `core/gone/` names a folder that does not exist",
+        "package pkg.a (core/a/) has no row",
+        "top-level folder bench/ has no row",
+    ]
+    assert layout_problems({**rows, "core/a": "pkg.b"}, packages, None, tmp_path)[1] == \
+        "row `core/a/` says import name `pkg.b`, the package is `pkg.a`"
+
+
+# --- the guide's rule for formats statbench's readers do not cover -----------------------------
+
+
+@pytest.fixture(scope="module")
+def read_articles_xml():
+    guide = (DOCS / "task-authors.md").read_text("utf-8")
+    block = next(b for b in _python_blocks(guide) if b.startswith("# reading XML"))
+    namespace: dict = {}
+    exec(compile(block, "docs/task-authors.md", "exec"), namespace)
+    return namespace["read_articles_xml"]
+
+
+def test_the_xml_example_reads_a_good_file(read_articles_xml, tmp_path):
+    from statbench.api import Document
+
+    path = tmp_path / "articles.xml"
+    path.write_text('<?xml version="1.0" encoding="utf-8"?>\n<code>\n'
+                    '  <article id="27" caption="Sublease">The lessee may not\n   sublet.</article>\n'
+                    '  <article id=" 28 ">Minors may rescind.</article>\n</code>\n', encoding="utf-8")
+    assert read_articles_xml(path) == {
+        "27": Document(id="27", title="Sublease", text="Sublease\nThe lessee may not sublet."),
+        "28": Document(id="28", title="", text="Minors may rescind.")}
+
+
+@pytest.mark.parametrize("xml, line, field, message", [
+    ('<code>\n<article id="1">a</article>\n<article id="2">b</article>\n<article id="3">c\n', 5, None,
+     "not well-formed XML: no element found"),
+    ('<code>\n<article id="1">a</article>\n<article caption="x">b</article>\n</code>\n', 3, "id", "empty"),
+    ('<code>\n<article id="1">a</article>\n\n<article id="1">b</article>\n</code>\n', 4, "id", "appears twice"),
+    ('<code>\n<article id="1">a <b>bold</article>\n</code>\n', 2, None, "mismatched tag"),
+    ('<code/>\n', None, None, "no <article> element"),
+])
+def test_the_xml_example_names_file_and_line(read_articles_xml, tmp_path, xml, line, field, message):
+    from statbench.api import DataFormatError
+
+    path = tmp_path / "articles.xml"
+    path.write_text(xml, encoding="utf-8")
+    with pytest.raises(DataFormatError) as caught:
+        read_articles_xml(path)
+    assert (caught.value.path, caught.value.line, caught.value.field) == (path, line, field)
+    assert message in str(caught.value) and "articles.xml" in str(caught.value)
+
+
+def test_the_xml_example_refuses_what_is_not_a_file(read_articles_xml, tmp_path):
+    from statbench.api import DataFormatError
+
+    with pytest.raises(DataFormatError, match="cannot read"):
+        read_articles_xml(tmp_path)

@@ -16,10 +16,10 @@ import pytest
 from click.testing import CliRunner
 
 import tiny_models
-from statbench.data import model_recipes
+from statbench.storage import model_recipes
 from statbench.commands.cli import cli
 from statbench.errors import StatbenchError
-from statbench.data.model_recipes import ModelRecipe, PipPiece
+from statbench.storage.model_recipes import ModelRecipe, PipPiece
 
 HUB_ID = "example-org/fake-encoder"
 

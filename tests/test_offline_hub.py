@@ -168,7 +168,7 @@ def test_offline_mode_is_set_for_the_load_and_restored(hub, monkeypatch):
 
 
 def test_every_recipe_route_is_in_the_error_and_in_models_fetch(hub):
-    from statbench.data import model_recipes
+    from statbench.storage import model_recipes
 
     listing = CliRunner().invoke(cli, ["models", "fetch"])
     assert listing.exit_code == 0, listing.output

@@ -24,7 +24,7 @@ NO_PROGRESS = lambda description, total=None: (lambda n=1: None)  # noqa: E731
 
 
 def _build(stard_dir, name="small", depth=5, params=("k1=0.9",)):
-    from statbench.loading.pools import build_pool
+    from statbench.run.pool_build import build_pool
 
     return build_pool("stard", "bm25", list(params), name, depth, stard_dir, LOG, NO_PROGRESS)
 
@@ -95,7 +95,7 @@ def test_a_pool_edited_with_its_checksum_resealed_must_still_match_its_record(st
 
 
 def test_a_pool_shallower_than_the_task_declares_says_so(uk_dir, tmp_path, caplog):  # noqa: F811
-    from statbench.loading.pools import build_pool
+    from statbench.run.pool_build import build_pool
 
     build_pool("ukstat", "bm25", [], None, 3, uk_dir, LOG, NO_PROGRESS)
     with caplog.at_level(logging.WARNING, logger="test"):
@@ -104,7 +104,7 @@ def test_a_pool_shallower_than_the_task_declares_says_so(uk_dir, tmp_path, caplo
 
 
 def test_two_builds_of_one_pool_at_once_leave_a_pool_and_sidecar_that_agree(stard_dir, monkeypatch):
-    import statbench.loading.pools as pools
+    import statbench.run.pool_build as pools
     from statbench.data.checksum import file_sha256
 
     path = cache_root() / "pools" / "stard" / "small.trec"

@@ -25,7 +25,7 @@ import pytest
 from click.testing import CliRunner
 
 from test_loader_rules import DOCS, LOADERS, QRELS, QUERIES
-from statbench.data import model_recipes
+from statbench.storage import model_recipes
 from statbench.loading.beir import find_folder, load_beir
 from statbench.commands.cli import cli
 from statbench.errors import DataFormatError, StatbenchError

@@ -247,7 +247,7 @@ def test_params_reach_the_core_typed(stard_dir, tmp_path):
 
 
 def test_build_pool_reads_the_record(stard_dir, tmp_path):
-    from statbench.loading.pools import build_pool
+    from statbench.run.pool_build import build_pool
 
     path, meta = build_pool("stard", "bm25", ["k1=0.9"], "small", 5, stard_dir, LOG, NO_PROGRESS)
     assert meta["retriever"]["name"] == "bm25" and meta["retriever"]["params"]["k1"] == 0.9

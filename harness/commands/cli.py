@@ -16,12 +16,17 @@ import os
 import shlex
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
 
 import click
+
 from statbench import __version__
 from statbench.commands.repeated_options import refuse_repeated_options
 from statbench.errors import StatbenchError, one_line
 from statbench.terminal.console import ConsoleFilter, make_console
+
+if TYPE_CHECKING:  # imported when needed: statbench --help stays fast
+    from statbench.run.request import RunRequest
 
 log = logging.getLogger("statbench")
 
@@ -152,28 +157,53 @@ def cli(verbose: bool):
 def run(task, model, params, reranker, reranker_params, pool, rerank_depth, splits, protocol, data_dir, output, progress,
         yes, allow_empty):
     """Run a model on a task, write a TREC run and a results JSON, print the scores."""
-    source = click.get_current_context().get_parameter_source("rerank_depth")
-    if reranker is None and source == click.core.ParameterSource.COMMANDLINE:
-        # it would be ignored without a word, as --reranker-param without --reranker is refused
-        raise click.UsageError(f"--rerank-depth {rerank_depth}: no --reranker to hand the candidates to")
+    request = _request_of(click.get_current_context(), command=shlex.join(["statbench", *sys.argv[1:]]))
     if yes:
         os.environ["STATBENCH_ALLOW_SPEND"] = "1"
     from statbench.commands.tables import print_scores
-    from statbench.run.request import request_from_cli
     from statbench.run.runner import execute
     from statbench.terminal.console import progress_bars
 
-    request = request_from_cli(  # --param strings become typed values here: the core never sees strings
-        task=task, model=model, params=params, reranker=reranker, reranker_params=reranker_params,
-        pool=pool, splits=splits, protocol=protocol, data_dir=data_dir, output=output,
-        command=shlex.join(["statbench", *sys.argv[1:]]), rerank_depth=rerank_depth, allow_empty=allow_empty,
-    )
     console = make_console()
     with progress_bars(console, enabled=progress and console.is_terminal) as bars:
         outcome = execute(request, log, bars)
     print_scores(console, outcome.results)
     # paths as text: an --output holding '[/x]' must not stop a finished run with a markup error
     console.print(f"run: {outcome.run_path}\nresults: {outcome.results_path}", markup=False)
+
+
+def _request_of(ctx: click.Context, command: str = ""):
+    """The :class:`~statbench.run.request.RunRequest` of ``statbench run``'s options in
+    ``ctx``: ``--param`` strings become typed values here (the core never sees strings)."""
+    from statbench.run.request import request_from_cli
+
+    options = ctx.params
+    if options["reranker"] is None and ctx.get_parameter_source("rerank_depth") == click.core.ParameterSource.COMMANDLINE:
+        # it would be ignored without a word, as --reranker-param without --reranker is refused
+        raise click.UsageError(f"--rerank-depth {options['rerank_depth']}: no --reranker to hand the candidates to",
+                               ctx)
+    return request_from_cli(
+        task=options["task"], model=options["model"], params=options["params"], reranker=options["reranker"],
+        reranker_params=options["reranker_params"], pool=options["pool"], splits=options["splits"],
+        protocol=options["protocol"], data_dir=options["data_dir"], output=options["output"], command=command,
+        rerank_depth=options["rerank_depth"], allow_empty=options["allow_empty"],
+    )
+
+
+def request_from_argv(argv: Sequence[str]) -> RunRequest:
+    """The request ``statbench ARGV`` makes, ``argv`` from ``run`` on (as
+    :func:`statbench.run.request.request_to_argv` writes it): read by ``statbench run``'s
+    own options, so the two are inverses (``request_to_argv(request_from_argv(a)) == a``
+    for an ``a`` in that form). Options that change no request (``--no-progress``,
+    ``--yes``) are read and dropped. A bad command line is one :class:`StatbenchError`."""
+    args = list(argv)
+    if args[:1] != ["run"]:
+        raise StatbenchError(f"not a statbench run command line: {shlex.join(args)}")
+    try:
+        with refuse_repeated_options(run).make_context("run", args[1:]) as ctx:
+            return _request_of(ctx, command=shlex.join(["statbench", *args]))
+    except click.UsageError as exc:
+        raise StatbenchError(f"{shlex.join(args)}: {exc.format_message()}") from None
 
 
 @cli.command()
@@ -190,30 +220,42 @@ def evaluate(run_file, task, splits, protocol, data_dir, measures, as_json):
     from statbench.commands.tables import print_scores
     from statbench.scoring.evaluate_file import evaluate_run_file
 
-    scores = evaluate_run_file(run_file, task, data_dir, list(splits) or None, log, protocol=protocol)
-    if measures:
-        scores = _only_measures(scores, measures)
+    labels = _measure_labels(task, measures)  # before any work: an unknown measure costs no scoring
+    scores = evaluate_run_file(run_file, task, data_dir, list(splits) or None, log, protocol=protocol).to_json()
+    if labels:
+        scores = _only_measures(scores, labels)
     if as_json:
         click.echo(json.dumps(scores, indent=2, ensure_ascii=False))
     else:
         print_scores(make_console(), scores)
 
 
-def _only_measures(scores: dict, wanted) -> dict:
-    """``statbench evaluate``'s scores keeping only the measures named (each as ``compare
-    --measure`` resolves it: a label, or a measure string one of them spells or means), in
-    the order given; a name the task does not score is refused with its measures."""
-    from statbench.commands.compare import _measure_label
+def _measure_labels(task: str, wanted) -> list[str]:
+    """The task's labels ``--measure`` names, in the order given, each resolved as
+    ``compare --measure`` resolves it (a label, or a measure string one of the task's
+    measures spells or means); a name the task does not score is refused with its
+    measures. Checked against the task's declaration, before any run is read."""
+    if not wanted:
+        return []
+    from statbench.commands.compare import measure_label
     from statbench.errors import UnknownNameError
+    from statbench.registry.plugins import get_registry
 
-    known = [m["label"] for m in scores["measures"]]
+    declared = get_registry().get("tasks", task).cls.task_info().measures
+    known = [m.label for m in declared]
     labels = []
     for name in wanted:
-        label = _measure_label(scores, name)
+        label = measure_label(declared, name)
         if label not in known:
             raise UnknownNameError("measure of this task", name, known)
         if label not in labels:
             labels.append(label)
+    return labels
+
+
+def _only_measures(scores: dict, labels: list[str]) -> dict:
+    """``statbench evaluate``'s scores keeping only the measures ``labels`` (from
+    :func:`_measure_labels`), in that order."""
 
     def only(table: dict) -> dict:
         return {label: table[label] for label in labels if label in table}

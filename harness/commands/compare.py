@@ -2,8 +2,9 @@
 
 Each input is a TREC run (scored here with the task's qrels, through the same code as
 ``statbench evaluate``) or a results JSON written by ``statbench run`` (its per-query
-scores are used as they are, once the file has passed the leaderboard's checks: strict
-JSON, the schema, finite and in-range scores, figures that agree). The two inputs must
+scores are used as they are, once the file has passed the checks a board applies too,
+statbench.scoring.publishable: strict JSON, the schema, finite and in-range scores,
+figures that agree). The two inputs must
 have scored exactly the same queries (and, for two results files, on the same data):
 anything else is refused with one line, never tested on part of the queries. Heavy
 imports happen inside the command."""
@@ -23,13 +24,12 @@ log = logging.getLogger("statbench")
 def _scores_of(path: Path, task: str | None, data_dir, splits):
     """(scores, task name, data checksum) for one input: the
     :class:`~statbench.results.record.Results` of a results JSON (and the checksum it recorded), or
-    the :class:`~statbench.results.record.RunScores` of a TREC run (and the checksum of the data
-    it was scored on here)."""
+    the :class:`~statbench.results.record.EvaluatedRun` of a TREC run (and the checksum of the
+    data it was scored on here)."""
     if path.suffix == ".json":
-        from statbench.leaderboard.collect import load_checked
-        from statbench.results.record import Results
+        from statbench.scoring.publishable import read_publishable
 
-        results = Results.from_json(load_checked(path))
+        results = read_publishable(path)
         name = results.task.name
         if task and task != name:
             from statbench.errors import StatbenchError
@@ -40,11 +40,10 @@ def _scores_of(path: Path, task: str | None, data_dir, splits):
         from statbench.errors import StatbenchError
 
         raise StatbenchError(f"{path}: a TREC run needs --task to be scored")
-    from statbench.results.record import RunScores
     from statbench.scoring.evaluate_file import evaluate_run_file
 
     scores = evaluate_run_file(path, task, data_dir, splits, log)
-    return RunScores.part_of(scores), task, scores.get("data_checksum")
+    return scores, task, scores.data_checksum
 
 
 def _measure_label(scores, wanted: str) -> str:
@@ -53,11 +52,17 @@ def _measure_label(scores, wanted: str) -> str:
     statbench.scoring.measures.parse_measure (``F(beta=2)@10`` finds a measure reported as
     ``F2@10``). Anything else is returned as given, for per_query_measure to refuse
     with the labels there are."""
-    from statbench.errors import StatbenchError
     from statbench.results.record import as_scores
+
+    return measure_label(as_scores(scores).measures, wanted)
+
+
+def measure_label(measures, wanted: str) -> str:
+    """:func:`_measure_label` among ``measures`` (each with a ``label`` and its
+    ``ir_measure``: a task's declared measures, or those scores report)."""
+    from statbench.errors import StatbenchError
     from statbench.scoring.measures import parse_measure
 
-    measures = as_scores(scores).measures
     if any(m.label == wanted for m in measures):
         return wanted
     same = [m.label for m in measures if m.ir_measure == wanted]

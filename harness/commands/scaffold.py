@@ -164,9 +164,7 @@ def definition(name: str, info, found, data) -> dict:
         "default_protocol": info.protocol().name,
         "primary_measure": info.primary,
         "files": files,
-        "splits": {
-            "kind": "per-file",
-            "default": list(default.splits) if default else [],
+        "splits": {  # which splits run together is declared once, in "protocols"
             "subsets": {s.name: len(s.test) for s in data.splits},
             "corpus_size": len(data.corpus),
         },

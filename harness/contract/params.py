@@ -13,6 +13,14 @@ Whatever the source (``--param KEY=VALUE`` strings or typed values from Python),
 is coerced to the declared type and checked before any work: floats must be finite, and
 a value outside its range or choices is refused with one line naming the model, the
 parameter and what is allowed.
+
+A typed value is written as text in exactly one way, :func:`param_text` (``true``, ``0.9``,
+``1e-07``), and read back by :meth:`Param.coerce`: the command line that repeats a run
+(``statbench.run.request.request_to_argv``), a grid cell's command, output folder and
+label, and a recorded budget all spell values with it. A string that text cannot carry
+back (white space at either end, which ``--param`` strips; a NUL character, which no
+command line holds) is refused, so a run started from Python is always one its recorded
+command repeats.
 """
 
 from __future__ import annotations
@@ -92,6 +100,9 @@ class Param:
     def _problem(self, value) -> str | None:
         if isinstance(value, float) and not math.isfinite(value):
             return "not a finite number"
+        if isinstance(value, str) and (value != value.strip() or "\0" in value):
+            return ("white space at either end or a NUL character (the command line that repeats the run "
+                    "cannot carry it)")
         if self.choices and value not in self.choices:
             return "not an allowed value"
         if self.pattern and isinstance(value, str) and not re.fullmatch(self.pattern, value):
@@ -106,6 +117,19 @@ class Param:
             if self.below is not None and value >= self.below:
                 return "too large"
         return None
+
+
+def param_text(value: Any) -> str:
+    """A typed parameter value as ``--param KEY=VALUE`` spells it, the one text form of a
+    value: ``true``/``false`` for a bool, Python's shortest exact text for a number
+    (``0.9``, ``1.0``, ``1e-07``: :meth:`Param.coerce` reads back the same float), a
+    string as it is."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def param_items(values: Mapping[str, Any]) -> list[str]:
+    """``KEY=VALUE`` strings (``--param``) that :func:`parse_params` reads back to ``values``."""
+    return [f"{key}={param_text(value)}" for key, value in values.items()]
 
 
 def _number(bound: float) -> str:
@@ -167,7 +191,7 @@ def declare(spec: Mapping[str, Any]) -> dict[str, Param]:
 
 def budget_of(values: Mapping[str, Any], declared: Mapping[str, Param]) -> str | None:
     """``"key=value, ..."`` for each value declared as a reduced budget, else ``None``."""
-    parts = [f"{key}={_show(values[key]).strip(chr(39))}" for key, spec in declared.items()
+    parts = [f"{key}={param_text(values[key])}" for key, spec in declared.items()
              if spec.budget and key in values and values[key] in spec.budget]
     return ", ".join(parts) or None
 

@@ -71,8 +71,11 @@ class TaskData:
     stopwords: frozenset[str] | None = None
     #: Per-query attributes for breakdowns, e.g. {"category": {qid: "housing"}}.
     groups: dict[str, dict[str, str]] = field(default_factory=dict)
-    #: Older loaders put the splits of a second protocol here; the runner treats them as
-    #: part of ``splits`` (protocols in ``TaskInfo`` say which splits run together).
+    #: Splits that belong to no run unless named: those of the task's other protocols
+    #: (STARD's official ``dev``, BSARD's ``dev`` carve-out), kept apart so that ``splits``
+    #: stays the default protocol's. Either list may hold any split: the runner looks
+    #: splits up by name in both (:meth:`all_splits`), and ``TaskInfo.protocols`` alone
+    #: says which splits run together.
     extra_splits: list[Split] = field(default_factory=list)
 
     def all_splits(self) -> list[Split]:

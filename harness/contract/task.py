@@ -12,11 +12,16 @@ from statbench.contract.records import Measure, TaskData
 
 class Task:
     """Base class for tasks: declare a :class:`~statbench.contract.taskinfo.TaskInfo` as ``info``
-    (or, the older way, the class attributes below) and implement ``load``.
+    and implement ``load``.
 
-    The harness reads a task only through :meth:`task_info`. When a class declares
-    ``info``, the class attributes are set from it; a subclass that overrides a class
-    attribute (``name``, ``language``...) overrides that field of the inherited info."""
+    A task has one declaration, its :class:`~statbench.contract.taskinfo.TaskInfo`, and the
+    harness reads a task only through :meth:`task_info`. A JSON definition
+    (:class:`statbench.loading.taskdef.DefinedTask`) is read into one. Tasks written before
+    TaskInfo declared themselves through the class attributes below; that still works
+    (documented compatibility: :meth:`task_info` builds the TaskInfo from them) but says
+    less (no protocols, pools, relevance scale). When a class declares ``info``, the class
+    attributes are set from it; a subclass that overrides a class attribute (``name``,
+    ``language``...) overrides that field of the inherited info."""
 
     #: The task's declaration (see :mod:`statbench.contract.taskinfo`).
     info: ClassVar[object] = None
@@ -35,6 +40,10 @@ class Task:
     #: Bump whenever the loader changes what it builds from the same files (document text,
     #: ids, queries, judgements, splits): cached indexes and runs are keyed by it.
     version: ClassVar[str] = "1"
+    #: What tells this task's default output folder apart when its registered name alone may
+    #: not: a task resolver (``--task PREFIX:ARG``) that gives several arguments one name sets
+    #: it (``beir:law/qa`` and ``beir:law-qa`` are both ``beir-law-qa``).
+    folder_identity: ClassVar[str | None] = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

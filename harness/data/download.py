@@ -7,7 +7,7 @@ import urllib.request
 from pathlib import Path
 
 from statbench.errors import DownloadError
-from statbench.storage.atomic import atomic_open
+from statbench.data.atomic import atomic_open
 
 
 def fetch(url: str, dest: Path, sha256: str | None, timeout: float = 30) -> Path:

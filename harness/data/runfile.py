@@ -48,7 +48,7 @@ from typing import Iterable, Mapping
 from statbench.contract.records import Qrels, Ranking
 from statbench.data.dataio import read_lines
 from statbench.errors import DataFormatError, StatbenchError
-from statbench.storage.atomic import atomic_open
+from statbench.data.atomic import atomic_open
 
 #: the one order ``statbench evaluate`` scores a foreign run in (recorded as
 #: ``results.json`` ``tie_order`` when the run holds ties at 32-bit precision)

@@ -1,9 +1,13 @@
 """An experiment expanded into cells: each cell is one ordinary ``statbench run``.
 
 Lists in ``params``/``reranker_params`` are axes: their product gives the cells. Every
-cell's command line is built (and its names and parameter values checked) before any cell
-runs, through the same code as ``statbench run`` (``runner.request_from_cli``), so a typo
-in the file stops the grid before it starts."""
+cell's request is built (and its names and parameter values checked) before any cell
+runs, through the same code as ``statbench run`` (``request.request_from_cli``), so a typo
+in the file stops the grid before it starts. A value in the file means what it means
+after ``--param`` (its text by :func:`~statbench.contract.params.param_text`, read as the
+command line reads it), so a cell's command repeats exactly the cell. A cell holds its
+typed :class:`~statbench.run.request.RunRequest`; the command it records and the
+arguments every executor runs are both written from it by ``request_to_argv``."""
 
 from __future__ import annotations
 
@@ -15,10 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from statbench.contract.params import param_items, param_text
 from statbench.errors import StatbenchError, UnknownNameError
 from statbench.grid.spec import GridSpec, GridSpecError, ModelEntry, Resources, TaskEntry
 from statbench.run.outputs import config_folder_name
-from statbench.run.request import equivalent_command, request_from_cli
+from statbench.run.request import RunRequest, request_from_cli, request_to_argv
 
 #: roles: an ordinary cell, a cell of a tuning search, the tuned cell evaluated on test
 PLAIN, SEARCH, TUNED = "run", "search", "tuned"
@@ -30,29 +35,41 @@ class Cell:
     task: str
     label: str
     output: Path
-    #: the exact ``statbench run ...`` command the cell's results record
-    command: str
+    #: what the cell runs, typed (built once, checked before any cell starts)
+    request: RunRequest
     data_dir: Path | None
     resources: Resources
     role: str = PLAIN
     #: the grid axes' values of this cell (empty for a cell without a sweep)
     axes: dict[str, Any] = field(default_factory=dict)
-    params: dict[str, Any] = field(default_factory=dict)
-    reranker_params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def run_args(self) -> list[str]:
+        """``statbench run``'s arguments for the cell (``run ... --no-progress``)."""
+        return [*request_to_argv(self.request), "--no-progress"]
+
+    @property
+    def command(self) -> str:
+        """The exact ``statbench run ...`` command the cell's results record."""
+        return shlex.join(["statbench", *self.run_args])
 
     @property
     def argv(self) -> list[str]:
         """The command run: this Python's statbench (the same installation on every worker)."""
-        return [sys.executable, "-m", "statbench.commands.cli", *shlex.split(self.command)[1:]]
+        return [sys.executable, "-m", "statbench.commands.cli", *self.run_args]
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return self.request.params
+
+    @property
+    def reranker_params(self) -> dict[str, Any]:
+        return self.request.reranker_params
 
     @property
     def slug(self) -> str:
         """The cell id as one file name (logs, done records)."""
         return self.id.replace("/", "--")
-
-
-def _as_param_strings(params: dict[str, Any]) -> list[str]:
-    return [f"{k}={_param_text(v)}" for k, v in params.items()]
 
 
 def _axes(params: dict[str, Any], prefix: str = "") -> list[tuple[str, list]]:
@@ -80,15 +97,13 @@ def make_cell(root: Path, task: TaskEntry, model: ModelEntry, params: dict, rpar
     folder = root / task.name.replace(":", "_").replace("/", "_") / config_folder_name(model.label, where, axes)
     data_dir = task.data_dir.resolve() if task.data_dir is not None else None
     request = request_from_cli(
-        task=task.name, model=model.model, params=_as_param_strings(params), reranker=model.reranker,
-        reranker_params=_as_param_strings(rparams), pool=model.pool, splits=splits, protocol=protocol,
+        task=task.name, model=model.model, params=param_items(params), reranker=model.reranker,
+        reranker_params=param_items(rparams), pool=model.pool, splits=splits, protocol=protocol,
         data_dir=data_dir, output=folder.resolve(), rerank_depth=model.rerank_depth or 100,
     )
-    command = equivalent_command(request) + " --no-progress"
     cell_id = f"{task.name}/{folder.name}"
-    return Cell(id=cell_id, task=task.name, label=model.label, output=folder.resolve(), command=command,
-                data_dir=data_dir, resources=model.resources, role=role, axes=axes, params=request.params,
-                reranker_params=request.reranker_params)
+    return Cell(id=cell_id, task=task.name, label=model.label, output=folder.resolve(), request=request,
+                data_dir=data_dir, resources=model.resources, role=role, axes=axes)
 
 
 def tuning_split(task_name: str, on: str) -> tuple[str | None, tuple[str, ...] | None]:
@@ -129,19 +144,15 @@ def _located(spec: GridSpec, i: int, j: int, exc: StatbenchError) -> GridSpecErr
         return spec.error(message, "models", i, "model" if model.model else "pool")
     named = re.search(r"parameter '?([\w.-]+?)'?[=\s]", message)
     name = exc.name if isinstance(exc, UnknownNameError) else named.group(1) if named else None
-    for field in ("reranker_params", "params") if model.reranker else ("params",):
-        if name in getattr(model, field):
-            return spec.error(message, "models", i, field, name)
+    for key in ("reranker_params", "params") if model.reranker else ("params",):
+        if name in getattr(model, key):
+            return spec.error(message, "models", i, key, name)
     return spec.error(message, "models", i)
 
 
 #: cells one experiment file may expand to: far above any real sweep, far below one that
 #: would take hours to expand (a product of long lists)
 MAX_CELLS = 1_000
-
-
-def _param_text(value) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _axis_key(first: dict, second: dict) -> tuple[str, ...]:
@@ -163,7 +174,7 @@ def _check_sweeps(spec: GridSpec) -> None:
                 size *= len(values)
                 seen: dict[str, int] = {}
                 for k, value in enumerate(values):
-                    text = _param_text(value)
+                    text = param_text(value)
                     if text in seen:
                         raise spec.error(f"the sweep of {name} lists {text} twice (items {seen[text]} and {k}): "
                                          "each value would be one cell with one folder", "models", i, field_name,

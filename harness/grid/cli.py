@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+
 from statbench.registry.hookspecs import hookimpl
 
 EXECUTORS = ("local", "sequential", "ray", "slurm", "slurm-local")

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from statbench.data.checksum import file_sha256
 from statbench.grid.cells import Cell
-from statbench.storage.atomic import write_json
+from statbench.data.atomic import write_json
 
 
 def record_path(root: Path, cell: Cell) -> Path:
@@ -64,23 +64,20 @@ def current_data_checksum(cell: Cell, cache: Path | None = None) -> str | None:
 def current_data(task_name: str, data_dir: Path | None, cache: Path | None = None):
     """The task's data as it is now: the cached load summary for these file contents, else
     a load here (``checksum`` and ``all_splits()``); None when it cannot be had without a run."""
-    from statbench.loading.loadcache import read_summary, summary_entry
+    from statbench.loading.load import load_task, start_task
     from statbench.registry.plugins import get_registry
 
     quiet = logging.getLogger("statbench.grid.done")
     quiet.propagate, quiet.disabled = False, True
     try:
         entry = get_registry().get("tasks", task_name)
-        task = entry.cls()
+        task = start_task(entry)
         with _cache_of_cells(cache):
-            at = summary_entry(task, entry, data_dir, quiet)
-            summary = read_summary(at) if at is not None else None
-            if summary is not None:
-                return summary
             folder = task.data_folder(data_dir)
             if folder is None or not Path(folder).is_dir():
                 return None  # nothing here to load without fetching it: the run will
-            return task.load(data_dir, quiet)
+            # the cached summary of a load of these very files, else a load (leaving one)
+            return load_task(entry, data_dir, quiet, task=task, summary=True).summary
     except Exception:  # noqa: BLE001 - data that cannot be read now: the run says why
         return None
 

@@ -24,7 +24,7 @@ from statbench.grid.check import CheckRow, check_rows
 from statbench.grid.done import current_data, is_done, mark_done
 from statbench.grid.spec import GridSpec
 from statbench.grid.tuning import measure_of, pick, searches, tuned_cell, write_record
-from statbench.storage.atomic import write_json
+from statbench.data.atomic import write_json
 
 
 @dataclass

@@ -5,6 +5,7 @@ the Slurm executor (it imports submitit)."""
 from __future__ import annotations
 
 import submitit
+
 from statbench.grid.cellrun import CellJob, CellOutcome, run_cell
 
 

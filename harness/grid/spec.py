@@ -14,6 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from statbench.contract.params import param_text
 from statbench.errors import StatbenchError
 
 
@@ -260,7 +261,7 @@ def _resources(obj: dict | None, base: Resources = Resources()) -> Resources:
 def default_label(model: str | None, pool: str | None, params: dict, reranker: str | None) -> str:
     """``bm25``, ``bm25-lucene`` (fixed parameter values joined), ``pool-bm25+monot5``."""
     label = model if model else f"pool-{pool}"
-    fixed = [str(v).lower() if isinstance(v, bool) else str(v) for v in params.values() if not isinstance(v, list)]
+    fixed = [param_text(v) for v in params.values() if not isinstance(v, list)]
     if fixed:
         label += "-" + "-".join(fixed)
     if reranker:

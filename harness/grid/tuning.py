@@ -13,7 +13,7 @@ from pathlib import Path
 from statbench.errors import StatbenchError
 from statbench.grid.cells import SEARCH, TUNED, Cell, make_cell
 from statbench.grid.spec import GridSpec, ModelEntry, TaskEntry
-from statbench.storage.atomic import write_json
+from statbench.data.atomic import write_json
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,6 @@ document are dropped, each said in the run's ``dropped`` list.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import re
@@ -44,10 +43,11 @@ from typing import ClassVar, Mapping
 from statbench.contract.records import Document, Measure, Query, Split, TaskData
 from statbench.contract.task import Task
 from statbench.contract.taskinfo import Protocol, TaskInfo
-from statbench.data.checksum import files_sha256
+from statbench.data.checksum import files_sha256, text_sha256
 from statbench.data.dataio import query_text, read_json, read_jsonl, read_lines, record_id, text_value
 from statbench.data.runfile import check_grade
 from statbench.errors import DataFormatError, StatbenchError
+from statbench.registry.hookspecs import hookimpl
 
 _log = logging.getLogger("statbench")
 
@@ -290,7 +290,7 @@ def default_name(folder: Path) -> str:
     whole = folder.resolve().name
     base = re.sub(r"[^A-Za-z0-9._+-]+", "-", whole).strip("-._+") or "folder"
     if len(base) > MAX_NAME - 20:
-        base = base[:MAX_NAME - 31].rstrip("-._+") + "-" + hashlib.sha256(whole.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+        base = base[:MAX_NAME - 31].rstrip("-._+") + "-" + text_sha256(whole)[:10]
     return f"beir-{base}"
 
 
@@ -312,17 +312,21 @@ class BeirTask(Task):
 
 def task_class(found: BeirFolder) -> type[BeirTask]:
     info = task_info(found)
-    return type(f"BeirTask[{info.name}]", (BeirTask,), {"info": info, "found": found, "__module__": __name__})
+    # a folder name that had to change to make the task's name ('law qa', 'law/qa' and
+    # 'law-qa' all give beir-law-qa) keeps its own output folder
+    folder_name = Path(found.folder).resolve().name
+    identity = None if found.settings.get("name") or info.name == f"beir-{folder_name}" else folder_name
+    return type(f"BeirTask[{info.name}]", (BeirTask,),
+                {"info": info, "found": found, "folder_identity": identity, "__module__": __name__})
 
 
 _warned: set[Path] = set()
 
 
-def resolve(path_text: str):
-    """The registry entry for ``beir:PATH`` (:meth:`statbench.registry.plugins.Registry.get`)."""
-    from statbench import __version__
+def resolve(path_text: str) -> type[BeirTask]:
+    """The task class of ``--task beir:PATH``: this module registers it as the resolver of
+    the ``beir`` prefix (:func:`register_task_resolvers`), so the registry knows nothing of BEIR."""
     from statbench.registry.checks import PluginError, check_task_class
-    from statbench.registry.plugins import PluginInfo, Registered
 
     if not path_text.strip():
         raise StatbenchError(f"--task beir:PATH needs the path of a folder in {LAYOUT} (e.g. beir:data/scifact)")
@@ -337,9 +341,12 @@ def resolve(path_text: str):
     if "language" not in found.settings and folder not in _warned:
         _warned.add(folder)
         _log.warning("%s: no language declared (%s); assuming English ('en')", found.folder, SETTINGS_FILE)
-    plugin = PluginInfo(name="beir", module=__name__, distribution="statbench", version=__version__)
-    plugin.registered["tasks"].append(cls.name)
-    return Registered(name=cls.name, cls=cls, plugin=plugin)
+    return cls
+
+
+@hookimpl
+def register_task_resolvers(register):
+    register("beir", resolve)
 
 
 # --- reading the files ---------------------------------------------------------------
@@ -484,7 +491,5 @@ def load_beir(corpus_path: Path, queries_path: Path, qrels_paths: Mapping[str, P
         splits.append(Split(name=split, test=test, train=tuple(q for q in train if q not in qrels),
                             dev=tuple(q for q in dev if q not in qrels)))
     files = [Path(corpus_path), Path(queries_path), *(Path(p) for p in qrels_paths.values())]
-    for item in dropped:
-        log.warning("dropped: %s", item)
     return TaskData(corpus=corpus, queries=queries, qrels=merged, splits=splits, files=files,
                     checksum=files_sha256(files), dropped=dropped)

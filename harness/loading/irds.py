@@ -32,10 +32,10 @@ from ir_datasets.formats.base import (
     GenericScoredDoc,
 )
 from ir_datasets.indices.base import Docstore
+
 from statbench.contract.records import TaskData
 from statbench.errors import StatbenchError, UnknownNameError
-from statbench.loading.pools import attach_pools
-from statbench.registry.checks import check_task_data
+from statbench.loading.load import load_task
 from statbench.registry.plugins import get_registry
 
 PREFIX = "statbench"
@@ -68,12 +68,10 @@ class _Source:
         return get_registry().get("tasks", self.task_name).cls.task_info()
 
     def data(self) -> TaskData:
-        if self._data is None:
-            task = self.task
-            data = task.load(self.data_dir, log)
-            check_task_data(self.task_name, data)
-            attach_pools(self.task_name, data, task.data_folder(self.data_dir), log)
-            self._data = data
+        if self._data is None:  # the one loading path: a plugin's failure is one line naming it
+            loaded = load_task(get_registry().get("tasks", self.task_name), self.data_dir, log)
+            loaded.say_notes(log)
+            self._data = loaded.data
         return self._data
 
     def subset(self, name: str | None) -> list[str]:

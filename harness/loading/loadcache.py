@@ -9,36 +9,36 @@ said in the log), never the corpus. It is stored as a cache entry keyed by:
 - the sha256 of every data file the task declares and finds (not only those the loader
   reported reading: a file that appears, disappears or changes gives another key);
 - the task's plugin, version and definition, the sha256 of its loader's source files, and
-  the harness's own loading code and version.
+  the code version of the loading code: the source of this module, of
+  :mod:`~statbench.loading.taskdef` and of the task's module, and of every module they
+  import (:func:`statbench.storage.keys.code_version`), and the harness's version.
 
 So a changed data file, task version, loader or harness never reuses an old summary; the
 summary is only read when every selected split's run is cached and verified (the runner
 loads the task in full otherwise, and writes a new summary). Only tasks that can list
-their data files before loading them (:class:`~statbench.loading.taskdef.DefinedTask`) have one.
+their data files before loading them (:class:`~statbench.loading.taskdef.DefinedTask`) have
+one. The key is built by :func:`statbench.storage.keys.task_summary_entry`, with every
+other cache key.
 """
 
 from __future__ import annotations
 
-import hashlib
-import inspect
 import itertools
 import json
 import logging
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from statbench import __version__
 from statbench.contract.records import Split, TaskData
-from statbench.data.checksum import config_key, file_sha256
-from statbench.registry.plugins import Registered
+from statbench.data.checksum import file_sha256, named_digests_sha256
+from statbench.storage import keys
 from statbench.storage.cache import CacheEntry
 from statbench.storage.paths import cache_root
 
-SUMMARY_FORMAT_VERSION = "2"
 _SUMMARY, _DOC_IDS = "summary.json", "doc_ids.txt"
-#: the harness modules whose code decides what a loader builds from its files
-_LOADING_CODE = ("api.py", "dataio.py", "validation.py", "splits.py", "taskdef.py", "checksum.py", "loadcache.py",
-                 "runcache.py", "__init__.py")
+#: the files a summary entry holds
+SUMMARY_FILES = (_SUMMARY, _DOC_IDS)
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ def _split_of(item: list) -> Split:
     return Split(name=name, test=tuple(test), train=tuple(train), dev=tuple(dev))
 
 
-def summary_entry(task, entry: Registered, data_dir: Path | None, log: logging.Logger) -> CacheEntry | None:
+def summary_entry(task, entry, data_dir: Path | None, log: logging.Logger) -> CacheEntry | None:
     """The cache entry of this task's summary for the data files found now; ``None`` when
     the task cannot list its files before loading them, or finding them fails (the full
     load then runs, and says why)."""
@@ -122,23 +122,12 @@ def summary_entry(task, entry: Registered, data_dir: Path | None, log: logging.L
         files.update({name: [[str(p), file_sha256(p)] for p in paths] for name, paths in sets.items()})
     except Exception:  # noqa: BLE001 - the full load reports whatever is wrong, in one line
         return None
-    loader = _loader_digest(type(task))
-    if loader is None:
-        return None
-    key = {
-        "format": SUMMARY_FORMAT_VERSION,
-        "task": task.name,
-        "plugin": {"plugin": entry.qualified, "version": entry.plugin.version},
-        "version": task.version,
-        "info": repr(type(task).task_info()),
-        "definition": getattr(task, "definition", None),
-        "state": _plain_state(task),
-        "loader": loader,
-        "harness": [__version__, _harness_digest()],
-        "files": files,
-    }
-    return CacheEntry(cache_root() / "loads" / task.name / config_key(key), "task-summary", key,
-                      required=(_SUMMARY, _DOC_IDS))
+    from statbench.loading import taskdef
+
+    # the loading code: what decides what a loader builds from its files (with the task's
+    # own module, and whatever these import)
+    return keys.task_summary_entry(task, entry, files, loading_code=(sys.modules[__name__], taskdef),
+                                   required=SUMMARY_FILES)
 
 
 def read_summary(entry: CacheEntry) -> TaskSummary | None:
@@ -210,80 +199,7 @@ def _write_lines(path: Path, items, batch: int = 10_000) -> None:
 
 def _files_checksum(paths, digests: dict[str, str]) -> str:
     """:func:`statbench.data.checksum.files_sha256` of ``paths``, from digests already taken."""
-    digest = hashlib.sha256()
-    for path in sorted(Path(p) for p in paths):
-        digest.update(path.name.encode())
-        digest.update(digests[str(path)].encode())
-    return digest.hexdigest()
-
-
-def _plain_state(task) -> str:
-    """The task's plain-data class and instance attributes (strings, numbers, lists,
-    dicts...), e.g. a loader option set on the class: a loader configured otherwise at run
-    time reads the same files into other data, so it gets another summary."""
-    state = {}
-    for klass in reversed(type(task).__mro__):
-        if klass is object:
-            continue
-        for name, value in vars(klass).items():
-            if not name.startswith("__") and _is_plain(value):
-                state[f"{klass.__qualname__}.{name}"] = _normal(value)
-    for name, value in vars(task).items():
-        if _is_plain(value):
-            state[f"self.{name}"] = _normal(value)
-    return json.dumps(state, sort_keys=True, ensure_ascii=False, default=repr)
-
-
-def _normal(value):
-    """Sets as sorted lists (their order differs from one process to the next)."""
-    if isinstance(value, (set, frozenset)):
-        return sorted(map(_normal, value), key=repr)
-    if isinstance(value, (list, tuple)):
-        return [_normal(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _normal(v) for k, v in value.items()}
-    return value
-
-
-def _is_plain(value) -> bool:
-    if isinstance(value, (str, int, float, bool, type(None))):
-        return True
-    if isinstance(value, (list, tuple, frozenset, set)):
-        return all(_is_plain(v) for v in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _is_plain(v) for k, v in value.items())
-    return False
-
-
-def _digest_files(paths) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(paths):
-        digest.update(path.name.encode())
-        digest.update(b"\0")
-        digest.update(path.read_bytes())
-        digest.update(b"\1")
-    return digest.hexdigest()
-
-
-def _loader_digest(cls) -> str | None:
-    """sha256 of the task module and its sibling files named after it (``stard.py``,
-    ``stard.json``, ``stard.folds.json``): a loader edited without a version bump still
-    gets a new summary."""
-    try:
-        module = Path(inspect.getfile(cls))
-        return _digest_files(p for p in module.parent.glob(f"{module.stem}*") if p.is_file())
-    except (OSError, TypeError):
-        return None
-
-
-_harness_cache: list[str] = []
-
-
-def _harness_digest() -> str:
-    if not _harness_cache:
-        here = Path(__file__).parent
-        _harness_cache.append(_digest_files(here / name for name in _LOADING_CODE if (here / name).is_file()))
-    return _harness_cache[0]
+    return named_digests_sha256((path.name, digests[str(path)]) for path in sorted(Path(p) for p in paths))
 
 
 def _real(path) -> str:
@@ -299,7 +215,7 @@ def record_loaded_sizes(task_name: str, checksum: str, sizes: dict[str, int], lo
     """Remember the sizes the last run loaded (``statbench list`` shows them beside the
     declared ones without loading anything); a record already saying so is left as it is
     (a cached run writes nothing)."""
-    from statbench.storage.atomic import write_json
+    from statbench.data.atomic import write_json
 
     record = {"checksum": checksum, "sizes": sizes}
     if _read_sizes_record(task_name) == record:

@@ -3,7 +3,6 @@ a small loader class that turns the task's files into :class:`~statbench.api.Tas
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -16,6 +15,7 @@ from typing import ClassVar
 from statbench.contract.records import Measure, TaskData
 from statbench.contract.task import Task
 from statbench.contract.taskinfo import PoolInfo, Protocol, Published, PublishedData, TaskInfo
+from statbench.data.checksum import bytes_sha256, text_sha256
 from statbench.data.dataio import open_data, os_reason
 from statbench.errors import DataFormatError, DownloadError, StatbenchError
 from statbench.storage.paths import DATA_ENV, cache_root, data_root
@@ -37,20 +37,48 @@ def load_definition(package: str, filename: str) -> dict:
     text = resources.files(package).joinpath(filename).read_text("utf-8")
     definition = json.loads(text)
     stamp = _validated_stamp(text)
-    if stamp is not None and stamp.is_file():
-        return definition
-    errors = list(_task_validator().iter_errors(definition))
-    if errors:
-        first = errors[0]
-        where = "/".join(str(p) for p in first.absolute_path) or "(root)"
-        raise StatbenchError(f"task definition {package}/{filename}: {where}: {first.message}")
-    if stamp is not None:
+    if stamp is None or not stamp.is_file():
+        errors = list(_task_validator().iter_errors(definition))
+        if errors:
+            first = errors[0]
+            where = "/".join(str(p) for p in first.absolute_path) or "(root)"
+            raise StatbenchError(f"task definition {package}/{filename}: {where}: {first.message}")
+    problem = older_split_declarations_problem(definition)
+    if problem:
+        raise StatbenchError(f"task definition {package}/{filename}: {problem}")
+    if stamp is not None and not stamp.is_file():
         try:
             stamp.parent.mkdir(parents=True, exist_ok=True)
             stamp.touch()
         except OSError:  # a read-only cache: validate again next time
             pass
     return definition
+
+
+def older_split_declarations_problem(d: dict) -> str:
+    """What contradicts ``protocols`` in the split fields of an older definition ('' when
+    nothing does). ``protocols`` is the one declaration of which splits run together; older
+    definitions also said so in ``splits.default``, ``splits.optional`` and
+    ``splits.official.split``, which are accepted only when they agree with it."""
+    splits = d.get("splits", {})
+    protocols = {name: list(spec["splits"]) for name, spec in d.get("protocols", {}).items()}
+    if not protocols:
+        return ""
+    default = d.get("default_protocol") or next(iter(protocols))
+    if "default" in splits and list(splits["default"]) != protocols.get(default):
+        return (f"splits/default {splits['default']} is not the splits of the default protocol {default!r} "
+                f"({protocols.get(default)}): declare the splits once, in protocols")
+    declared = {name for names in protocols.values() for name in names}
+    unknown = [name for name in splits.get("optional", []) if name not in declared]
+    if unknown:
+        return f"splits/optional names {unknown[0]!r}, a split of no protocol ({', '.join(sorted(declared))})"
+    official = splits.get("official")
+    if official:
+        named = protocols.get("official", [])
+        if len(named) != 1 or official.get("split", named[0]) != named[0]:
+            wanted = f" ({official['split']!r})" if "split" in official else ""
+            return f"splits/official needs a protocol 'official' of exactly one split{wanted}"
+    return ""
 
 
 @cache
@@ -63,12 +91,12 @@ def _task_validator():
 @cache
 def _schema_digest() -> str:
     raw = resources.files("statbench").joinpath("schemas/task.schema.json").read_bytes()
-    return hashlib.sha256(raw).hexdigest()
+    return bytes_sha256(raw)
 
 
 def _validated_stamp(text: str) -> Path | None:
     try:
-        digest = hashlib.sha256(f"{_schema_digest()}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
+        digest = text_sha256(f"{_schema_digest()}\0{text}")
         return cache_root() / "validated-definitions" / digest
     except (OSError, ValueError):
         return None

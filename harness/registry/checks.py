@@ -1,6 +1,7 @@
 """The rules plugins must follow, checked in one place.
 
-The registry checks classes when they are registered, the runner checks what a task
+The registry checks classes when they are registered (:mod:`statbench.registry.class_checks`,
+re-exported here), the runner checks what a task
 loaded and every ranking a model returns before anything is cached or written, and
 :mod:`statbench.testing` (the conformance kit for plugin authors) runs the very same
 functions, so the runner is never laxer than the kit.
@@ -8,23 +9,23 @@ functions, so the runner is never laxer than the kit.
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 import re
 from typing import Collection, Mapping
 
-from statbench.contract.records import FAMILIES, Measure, Ranking, TaskData
-from statbench.contract.task import Task
+from statbench.contract.records import Ranking, TaskData
 from statbench.data.validation import EXAMPLES
 from statbench.errors import StatbenchError
-
-#: Names become TREC tags, cache paths and ``DIST:NAME`` selectors.
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
-
-
-class PluginError(StatbenchError):
-    """A plugin broke the contract (bad class, bad output, or it raised)."""
+from statbench.registry.class_checks import (  # noqa: F401 - the class checks, kept importable from here
+    PluginError,
+    check_measure_class,
+    check_measure_labels,
+    check_model_class,
+    check_task_declaration,
+)
+from statbench.registry.measure_names import check_measure_names
+from statbench.registry.plugins import get_registry
 
 
 class TaskDataError(StatbenchError):
@@ -38,80 +39,20 @@ def _has_space(text: str) -> bool:
 # --- classes -------------------------------------------------------------------------
 
 
-def check_model_class(cls, base: type) -> None:
-    """A retriever or reranker class: right base, a usable name, a family, parameters."""
-    if not (isinstance(cls, type) and issubclass(cls, base)):
-        raise PluginError(f"{cls!r} must subclass statbench.api.{base.__name__}")
-    label = cls.__name__
-    name = getattr(cls, "name", None)
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise PluginError(f"{label}.name {name!r} must be a non-empty str of letters, digits, '.', '_', '+', '-'")
-    if cls.family not in FAMILIES:
-        raise PluginError(f"{label}.family {cls.family!r} must be one of {', '.join(FAMILIES)}")
-    if not isinstance(cls.description, str):
-        raise PluginError(f"{label}.description must be a str")
-    if not isinstance(cls.version, str):
-        raise PluginError(f"{label}.version must be a str")
-    if not isinstance(cls.default_params, Mapping):
-        raise PluginError(f"{label}.default_params must be a dict")
-    try:
-        specs = cls.param_specs()
-        json.dumps(cls.defaults())
-        for key, spec in specs.items():
-            if spec.default is not None:
-                spec.coerce(spec.default, key, cls.name)
-    except (TypeError, ValueError) as exc:
-        raise PluginError(f"{label}.default_params must be JSON-serialisable: {exc}") from None
-    except StatbenchError as exc:
-        raise PluginError(f"{label}.default_params: the default {exc}") from None
-
-
-def check_task_class(cls) -> None:
+def check_task_class(cls, registry=None) -> None:
     """A task class: its declaration (:class:`~statbench.contract.taskinfo.TaskInfo`, or the class
-    attributes of an older plain task) is sound, its measures parse, it implements load()."""
-    from statbench.contract.taskinfo import check_info
-
-    if not (isinstance(cls, type) and issubclass(cls, Task)):
-        raise PluginError(f"{cls!r} must subclass statbench.api.Task")
-    label = cls.__name__
-    if cls.info is None:  # declared through class attributes: each must be there, typed
-        for attr, kind in (("name", str), ("language", str), ("description", str), ("version", str),
-                           ("analyzer", str), ("depth", int), ("measures", tuple)):
-            if not hasattr(cls, attr):
-                raise PluginError(f"task class {label} has no {attr!r} attribute")
-            value = getattr(cls, attr)
-            if not isinstance(value, kind) or isinstance(value, bool):
-                raise PluginError(f"task class {label}: {attr} must be a {kind.__name__}, found {type(value).__name__}")
+    attributes of an older plain task) is sound, its measures parse (custom names against
+    ``registry``, by default the plugin registry), it implements load()."""
+    check_task_declaration(cls)
     info = cls.task_info()
-    problems = check_info(info)
-    if problems:
-        raise PluginError(f"task {info.name!r} ({label}): {problems[0]}")
-    check_measures(info.name, info.measures)
-    if not callable(getattr(cls, "load", None)) or cls.load is Task.load:
-        raise PluginError(f"task {info.name}: implements no load()")
+    check_measures(info.name, info.measures, registry)
 
 
-def check_measures(owner: str, measures) -> None:
+def check_measures(owner: str, measures, registry=None) -> None:
     """A task's measures: :class:`Measure` records with distinct labels, each naming an
-    ir-measures or a registered custom measure (:func:`statbench.scoring.measures.parse_measure`).
-    While plugins register, custom measures are not all known yet: the names are then
-    checked by the registry once every plugin has registered (statbench.registry.plugins)."""
-    from statbench.scoring.measures import checks_deferred, parse_measure
-
-    labels = set()
-    for measure in measures:
-        if not isinstance(measure, Measure):
-            raise PluginError(f"task {owner}: measures must be statbench.api.Measure, found {measure!r}")
-        if measure.label in labels:
-            raise PluginError(f"task {owner}: measure label {measure.label!r} declared twice")
-        labels.add(measure.label)
-    if checks_deferred():
-        return
-    for measure in measures:
-        try:
-            parse_measure(measure.ir_measure)
-        except StatbenchError as exc:
-            raise PluginError(f"task {owner}: measure {measure.label!r}: {exc}") from None
+    ir-measures measure or a custom measure of ``registry`` (by default the plugin registry)."""
+    check_measure_labels(owner, measures)
+    check_measure_names(owner, measures, registry or get_registry)
 
 
 # --- what a task loaded --------------------------------------------------------------

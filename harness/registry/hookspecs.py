@@ -40,6 +40,13 @@ def register_measures(register):
 
 
 @hookspec
+def register_task_resolvers(register):
+    """Register task name resolvers: ``register(PREFIX, resolve)`` makes ``--task PREFIX:ARG``
+    the :class:`~statbench.contract.task.Task` subclass ``resolve(ARG)`` returns (checked as a
+    registered task is). The built-in ``beir`` prefix is one: ``--task beir:PATH``."""
+
+
+@hookspec
 def register_commands(cli):
     """Add subcommands to ``statbench``: ``cli`` is a :class:`click.Group` to call
     ``cli.add_command(cmd)``, ``@cli.command()`` or ``@cli.group()`` on (as in datasette).

@@ -13,6 +13,11 @@ plugins`` and ``statbench list`` show the clash) and the plain name goes to **th
 (entry points load in order of distribution name). ``DIST:NAME`` (e.g.
 ``statbench-plugin-x:bm25``) always selects exactly one provider.
 
+A task name ``PREFIX:ARG`` whose prefix a plugin registered as a task resolver
+(``register_task_resolvers``; the built-in ``beir`` makes ``beir:PATH`` a folder in BEIR's
+layout, :mod:`statbench.loading.beir`) is the task class the resolver builds for ARG,
+checked like any registered task; such a prefix wins over a distribution of that name.
+
 ``STATBENCH_LOAD_PLUGINS`` is the kill switch: when set, only the distributions it lists
 (comma-separated) are loaded; set to the empty string, no plugin loads at all. Use
 ``STATBENCH_LOAD_PLUGINS=statbench`` to keep only the built-ins.
@@ -29,19 +34,32 @@ import importlib
 import io
 import logging
 import os
+import re
 import traceback
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 
 import pluggy
+
+from statbench.contract.model import Reranker, Retriever
+from statbench.contract.task import Task
 from statbench.errors import StatbenchError, UnknownNameError, one_line
 from statbench.registry import hookspecs
+from statbench.registry.class_checks import (
+    PluginError,
+    check_measure_class,
+    check_model_class,
+    check_task_declaration,
+)
+from statbench.registry.measure_names import check_measure_names
 
 ENTRY_POINT_GROUP = "statbench"
 KILL_SWITCH = "STATBENCH_LOAD_PLUGINS"
 KINDS = ("tasks", "retrievers", "rerankers", "measures")
 #: The distribution whose registrations win a name clash (see the module docstring).
 BUILTIN_DISTRIBUTION = "statbench"
+#: What ``PluginInfo.registered`` lists a plugin's task resolvers (``PREFIX:ARG``) under.
+RESOLVERS = "task_resolvers"
 
 pm = pluggy.PluginManager("statbench")
 pm.add_hookspecs(hookspecs)
@@ -100,17 +118,18 @@ class Registry:
     clashes: dict[tuple[str, str], list[Registered]] = field(default_factory=dict)
     #: clashing names already warned about
     warned: set[tuple[str, str]] = field(default_factory=set)
+    #: task name prefix -> its resolver: ``PREFIX:ARG`` names the task class it builds for ARG
+    task_resolvers: dict[str, Registered] = field(default_factory=dict)
 
     def get(self, kind: str, name: str) -> Registered:
         """The entry for a plain name (clashes resolved by the documented rule, with a
         warning) or a qualified ``DIST:NAME`` (exactly that provider). A task named
-        ``beir:PATH`` is the folder PATH in BEIR's layout (:mod:`statbench.loading.beir`); for tasks
-        this prefix wins over a distribution called ``beir``."""
+        ``PREFIX:ARG`` with a registered resolver prefix (``beir:PATH``) is the class that
+        resolver builds; for tasks a resolver prefix wins over a distribution of that name."""
         table = getattr(self, kind)
-        if kind == "tasks" and name.startswith("beir:"):  # a folder in BEIR's layout, no code
-            from statbench.loading.beir import resolve
-
-            return resolve(name[len("beir:"):])
+        prefix, colon, arg = name.partition(":")
+        if kind == "tasks" and colon and prefix in self.task_resolvers:
+            return self.resolve_task(prefix, arg)
         if ":" in name:
             dist, _, plain = name.rpartition(":")
             for entry in self.providers(kind, plain):
@@ -126,6 +145,22 @@ class Registry:
             _log.warning("%s %r is registered by several plugins; using %s (%s); the others: %s", kind.rstrip("s"),
                          name, clash[0].qualified, self.rule(clash), others)
         return table[name]
+
+    def resolve_task(self, prefix: str, arg: str) -> Registered:
+        """The task the resolver of ``prefix`` builds for ``arg``, checked as a registered
+        task is; anything the resolver raises other than a :class:`StatbenchError` is one
+        line naming it."""
+        resolver = self.task_resolvers[prefix]
+        cls = call_plugin(resolver, f"resolving the task {prefix}:{arg}", lambda: resolver.cls(arg))
+        try:
+            check_task_declaration(cls)
+            declared = cls.task_info()
+            check_measure_names(declared.name, declared.measures, self)
+        except PluginError as exc:
+            raise PluginError(f"task resolver {prefix!r} ({resolver.qualified}) built a task that breaks "
+                              f"the contract: {exc}") from None
+        plugin = dataclasses.replace(resolver.plugin, registered={**{k: [] for k in KINDS}, "tasks": [cls.name]})
+        return Registered(name=cls.name, cls=cls, plugin=plugin)
 
     def providers(self, kind: str, name: str) -> list[Registered]:
         if (kind, name) in self.clashes:
@@ -251,7 +286,7 @@ def _build_registry() -> Registry:
     )
     order = list(registry.plugins)
     impls: dict[str, list] = {}
-    for kind in KINDS:
+    for kind in (*KINDS, RESOLVERS):
         for impl in getattr(pm.hook, f"register_{kind}").get_hookimpls():
             impls.setdefault(impl.plugin_name, []).append((kind, impl))
             if impl.plugin_name not in registry.plugins:
@@ -260,29 +295,25 @@ def _build_registry() -> Registry:
                 order.append(impl.plugin_name)
     # Each plugin's hooks run on their own: what it registers is attributed to it, one that
     # fails does not stop the others, and a plugin is registered whole or not at all.
-    from statbench.scoring.measures import deferred_checks
-
+    # A task's measures may come from a plugin not registered yet: their names are checked
+    # below, once every plugin has registered.
     registered: dict[str, list[tuple[str, Registered]]] = {}
-    with deferred_checks():  # a task's measures may come from a plugin not registered yet
-        for plugin_name in order:
-            info = registry.plugins[plugin_name]
-            if info.error or plugin_name not in impls:
-                continue
-            pending: list[tuple[str, Registered]] = []
-            for kind, impl in impls[plugin_name]:
-                with _guarded(info, f"registering {kind}"):
-                    impl.function(register=_registrar(kind, info, pending))
-                if info.error:
-                    break
-            if not info.error:
-                registered[plugin_name] = pending
-    # The deferred part of the task checks, now that every plugin registered its measures:
-    # each measure a task declares must name an ir-measures measure or a registered custom
-    # one. A task that fails marks its plugin failed (whole, as at registration); that
-    # plugin's measures are then withdrawn, so the check runs again until nothing fails.
-    from statbench.registry.checks import check_measures
-    from statbench.scoring.measures import resolving_with
-
+    for plugin_name in order:
+        info = registry.plugins[plugin_name]
+        if info.error or plugin_name not in impls:
+            continue
+        pending: list[tuple[str, Registered]] = []
+        for kind, impl in impls[plugin_name]:
+            with _guarded(info, f"registering {kind.replace('_', ' ')}"):
+                impl.function(register=_registrar(kind, info, pending))
+            if info.error:
+                break
+        if not info.error:
+            registered[plugin_name] = pending
+    # The names of the tasks' measures, now that every plugin registered its measures:
+    # each must name an ir-measures measure or a registered custom one. A task that fails
+    # marks its plugin failed (whole, as at registration); that plugin's measures are then
+    # withdrawn, so the check runs again until nothing fails.
     failed = True
     while failed:
         known = Registry()
@@ -294,14 +325,13 @@ def _build_registry() -> Registry:
                     else:
                         known.measures[entry.name] = entry
         failed = False
-        with resolving_with(known):
-            for plugin_name, pending in registered.items():
-                info = registry.plugins[plugin_name]
-                for cls in dict.fromkeys(e.cls for kind, e in pending if kind == "tasks" and not info.error):
-                    with _guarded(info, "registering tasks"):
-                        declared = cls.task_info()
-                        check_measures(declared.name, declared.measures)
-                    failed = failed or bool(info.error)
+        for plugin_name, pending in registered.items():
+            info = registry.plugins[plugin_name]
+            for cls in dict.fromkeys(e.cls for kind, e in pending if kind == "tasks" and not info.error):
+                with _guarded(info, "registering tasks"):
+                    declared = cls.task_info()
+                    check_measure_names(declared.name, declared.measures, known)
+                failed = failed or bool(info.error)
     for plugin_name, pending in registered.items():
         if not registry.plugins[plugin_name].error:
             for kind, entry in pending:
@@ -310,15 +340,13 @@ def _build_registry() -> Registry:
 
 
 def _registrar(kind: str, info: PluginInfo, pending: list):
-    from statbench.contract.model import Reranker, Retriever
-    from statbench.registry.checks import check_model_class, check_task_class
+    if kind == RESOLVERS:
+        return _resolver_registrar(info, pending)
 
     def register(cls, *, aliases: tuple[str, ...] = ()) -> None:
         if kind == "tasks":
-            check_task_class(cls)
+            check_task_declaration(cls)
         elif kind == "measures":
-            from statbench.scoring.measures import check_measure_class
-
             check_measure_class(cls)
         else:
             check_model_class(cls, Retriever if kind == "retrievers" else Reranker)
@@ -330,7 +358,32 @@ def _registrar(kind: str, info: PluginInfo, pending: list):
     return register
 
 
+#: A task resolver's prefix: a plain lower-case name (``beir``).
+_PREFIX = re.compile(r"^[a-z][a-z0-9-]*$")
+
+
+def _resolver_registrar(info: PluginInfo, pending: list):
+    def register(prefix: str, resolve) -> None:
+        """``register("beir", resolve)``: ``--task beir:ARG`` is the task class ``resolve(ARG)`` returns."""
+        if not isinstance(prefix, str) or not _PREFIX.match(prefix):
+            raise StatbenchError(f"task resolver prefix {prefix!r} must be a lower-case name (letters, digits, '-')")
+        if not callable(resolve):
+            raise StatbenchError(f"task resolver {prefix!r}: {resolve!r} is not callable")
+        if any(k == RESOLVERS and e.name == prefix for k, e in pending):
+            raise StatbenchError(f"task resolver {prefix!r} registered twice by the same plugin")
+        pending.append((RESOLVERS, Registered(name=prefix, cls=resolve, plugin=info)))
+
+    return register
+
+
 def _add(registry: Registry, kind: str, entry: Registered) -> None:
+    if kind == RESOLVERS:  # a prefix has one resolver: the first loaded (built-ins first) keeps it
+        entry.plugin.registered.setdefault(RESOLVERS, []).append(entry.name)
+        kept = registry.task_resolvers.setdefault(entry.name, entry)
+        if kept is not entry:
+            _log.warning("task resolver %r is also registered by %s; %s keeps it", entry.name,
+                         entry.plugin.qualifier, kept.plugin.qualifier)
+        return
     table = getattr(registry, kind)
     entry.plugin.registered[kind].append(entry.name)
     if entry.name not in table:
@@ -352,11 +405,10 @@ def call_plugin(entry: Registered, stage: str, fn):
         raise
     except BaseException as exc:  # noqa: BLE001 - a plugin must never take over the CLI
         logging.getLogger("statbench").debug("plugin traceback", exc_info=True)
-        from statbench.contract.task import Task
-
-        kind = "task" if isinstance(entry.cls, type) and issubclass(entry.cls, Task) else "model"
-        from statbench.registry.checks import PluginError
-
+        if not isinstance(entry.cls, type):  # a task resolver is a function
+            kind = "task resolver"
+        else:
+            kind = "task" if issubclass(entry.cls, Task) else "model"
         raise PluginError(f"{kind} {entry.name!r} ({entry.qualified}) failed while {stage}: "
                           f"{one_line(exc)}") from exc
 

@@ -1,2 +1,12 @@
-"""The record of a run: ``results.json``, typed (:mod:`.record`).
+"""The record of a run, typed end to end.
+
+- :mod:`.record`: the types (:class:`~.record.Results`, its scores part
+  :class:`~.record.RunScores` that scoring returns, :class:`~.record.EvaluatedRun` that
+  ``statbench evaluate`` returns), and ``results.json`` read strictly, validated, written
+  atomically;
+- :mod:`.jsonrecord`: how a typed record reads and writes its JSON, and its JSON Schema
+  generated from the type (``harness/schemas/results.schema.json`` is the committed copy;
+  ``python -m statbench.results`` rewrites it);
+What makes a record publishable (board rows, ``compare`` inputs) is checked on these
+types by :mod:`statbench.scoring.publishable`, which knows the measures' ranges.
 """

@@ -1,9 +1,14 @@
 """Results: the typed record of one scored run (:class:`Results`, built by
-:meth:`Results.build`), and its JSON file: validated against the schema shipped in the
-package (validator compiled once), written atomically, read strictly: no NaN/Infinity, no
-number that overflows, no duplicate key, no unpaired surrogate. The runner, the leaderboard
-and ``compare`` all go through here; the schema is checked against the record types
-(:func:`schema_mismatches`)."""
+:meth:`Results.build`; its scores part :class:`RunScores` is what scoring returns), and its
+JSON file: validated against the schema generated from these types (validator compiled
+once), written atomically, read strictly: no NaN/Infinity, no number that overflows, no
+duplicate key, no unpaired surrogate. The runner, ``evaluate``, ``compare`` and the
+leaderboard all go through here.
+
+The schema is generated from the types (:mod:`.jsonrecord`), so a field cannot be added to
+the type without being in the schema; ``harness/schemas/results.schema.json`` is the
+committed copy of it for readers outside Python (``python -m statbench.results`` rewrites
+it; a test fails while it differs)."""
 
 from __future__ import annotations
 
@@ -12,26 +17,289 @@ import functools
 import json
 import math
 import re
-import types
-import typing
 from collections.abc import Mapping
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, fields
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from statbench import __version__
 from statbench.errors import DataFormatError
-from statbench.storage.atomic import write_json
+from statbench.results.jsonrecord import (
+    Define,
+    JsonRecord,
+    Schema,
+    filled,
+    json_schema,
+    nullable,
+    optional,
+    required,
+    schema_differences,
+)
+from statbench.data.atomic import write_json
 
-#: Schema violations shown in one error line.
-SHOWN_PROBLEMS = 5
+# --- the results record as a type ------------------------------------------------------------
+#
+# One scored run as typed records, in the spirit of MTEB's ``TaskResult``. The file format
+# (schema_version 1) stays byte-compatible: ``Results.from_json(obj).to_json()`` gives ``obj``
+# back for every file ``statbench run`` writes. ``reranker``, ``pool`` and a plugin's
+# ``distribution``/``version`` are nullable: always written, null when None, as the runner
+# always did. ``from_json`` expects a dict the schema already accepted; it still refuses a key
+# it does not know, so nothing in a file is ever silently dropped.
+
+SCHEMA_VERSION = 1
+
+Sha256 = Annotated[str, Schema(pattern="^[0-9a-f]{64}$")]
+Count = Annotated[int, Schema(minimum=0)]
+NonNegative = Annotated[float, Schema(minimum=0)]
+#: measure label -> score (the schema's ``$defs/scores``)
+Scores = Annotated[dict[str, float], Define("scores")]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PluginRecord(JsonRecord):
+    """The plugin (distribution) that registered a task or model."""
+
+    schema_name = "plugin"
+
+    name: str
+    distribution: str | None = nullable()
+    version: str | None = nullable()
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskRecord(JsonRecord):
+    """The task and the exact data the run was scored on."""
+
+    name: str
+    language: str
+    #: the protocol whose splits were run ('' for a hand-picked set of splits)
+    protocol: str | None = optional()
+    data_checksum: Sha256
+    files: list[str]
+    dropped: list[str] | None = optional("items the loader could not use, each with the reason")
+    version: str | None = optional("the task's loader version (cache keys cover it)")
+    corpus_checksum: Sha256 | None = optional("sha256 over the corpus as loaded: ids, titles, texts, fields")
+    corpus_size: Count | None = optional("documents in the corpus as loaded (boards name their data by it)")
+    plugin: PluginRecord | None = optional()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelRecord(JsonRecord):
+    """A first stage (a retriever, or a frozen pool) or a reranker, with its parameters."""
+
+    schema_name = "model"
+
+    name: str
+    family: str
+    description: str | None = optional()
+    version: str | None = optional()
+    params: dict[str, Any]
+    trained: bool | None = optional("true if the model learned from the task's training queries")
+    budget: str | None = optional("the parameters that make this a reduced-budget run (e.g. 'preset=cpu-small'), "
+                                  "not the protocol's settings")
+    plugin: PluginRecord
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunFile(JsonRecord):
+    path: str = required("relative to this results file")
+    sha256: Sha256
+
+
+@dataclass(frozen=True, kw_only=True)
+class MeasureRecord(JsonRecord):
+    label: str
+    ir_measure: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class SplitScores(JsonRecord):
+    """Mean scores over one split's evaluated queries."""
+
+    name: str
+    n_queries: Count
+    queries_without_results: Count | None = optional()
+    scores: Scores
+    query_ids: list[str] | None = optional()
+
+
+@dataclass(frozen=True, kw_only=True)
+class MeanStd(JsonRecord):
+    """Mean and sample standard deviation of a measure over the splits."""
+
+    mean: float
+    std: NonNegative
+
+
+@dataclass(frozen=True, kw_only=True)
+class CacheInvalid(JsonRecord):
+    """A cache entry found invalid (truncated, corrupted, foreign) and rebuilt."""
+
+    entry: str
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunScores(JsonRecord):
+    """What scoring gives (``evaluation.score_splits``): per-query scores, their means per
+    split, mean ± std over splits, pooled means, breakdowns. The scores part of
+    :class:`Results` (which is a ``RunScores``) and of :class:`EvaluatedRun`."""
+
+    measures: Annotated[list[MeasureRecord], Schema(minItems=1)]
+    splits: Annotated[list[SplitScores], Schema(minItems=1)]
+    aggregate: dict[str, MeanStd] = required("mean and sample standard deviation over splits, per measure")
+    all_queries: Scores | None = optional("means over every evaluated query pooled, as ir_measures on the run "
+                                          "file gives")
+    per_query: dict[str, Scores]
+    breakdown: dict[str, dict[str, Scores]] | None = optional(
+        "group name (e.g. 'category') -> group value -> measure -> mean")
+    tie_order: str | None = optional("the order every measure saw each ranking in (a foreign run with ties: score "
+                                     "desc at 32-bit precision, then doc id desc)")
+
+    @classmethod
+    def part_of(cls, obj: Mapping) -> RunScores:
+        """The scores part of a results dict or of ``statbench evaluate``'s JSON: their
+        other top-level keys (provenance, ``run_file``) are left aside; what is read is read
+        strictly. (``from_json`` refuses any key that is not a score field.)"""
+        names = {f.name for f in fields(RunScores)}
+        return RunScores.from_json({k: v for k, v in obj.items() if k in names})
+
+    def scores_fields(self) -> dict:
+        """The :class:`RunScores` fields of this record, by name (to build a subclass from)."""
+        return {f.name: getattr(self, f.name) for f in fields(RunScores)}
+
+    @property
+    def labels(self) -> list[str]:
+        """The measure labels, in the task's order."""
+        return [m.label for m in self.measures]
+
+    @property
+    def n_queries(self) -> int:
+        return sum(s.n_queries for s in self.splits)
+
+    def query_scores(self, label: str) -> dict[str, float]:
+        """query id -> score on measure ``label`` (queries without that score left out)."""
+        return {qid: scores[label] for qid, scores in self.per_query.items() if label in scores}
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvaluatedRun(RunScores):
+    """``statbench evaluate``'s output: the scores of a run file made anywhere, the data
+    they were scored on (``compare`` refuses other data) and the file."""
+
+    data_checksum: Sha256
+    run_file: RunFile
+
+
+@dataclass(frozen=True, kw_only=True)
+class Results(RunScores):
+    """One scored run of one model (optionally a first stage plus a reranker) on one task."""
+
+    schema_version: Literal[1] = filled(SCHEMA_VERSION)
+    statbench_version: str = filled(__version__)
+    created: str = required("UTC ISO-8601 time the results were written")
+    task: TaskRecord
+    model: ModelRecord
+    reranker: ModelRecord | None = nullable()
+    pool: str | None = nullable("name of the frozen candidate pool reranked, if any")
+    pool_sha256: Sha256 | None = optional("sha256 of that pool's file: two pools of one name built differently "
+                                          "are two systems")
+    command: str = required("the exact command that reproduces these results")
+    run_file: RunFile
+    timings: dict[str, NonNegative] = required("seconds per phase (load, index, train, search, rerank, evaluate, "
+                                               "total)")
+    cache: dict[str, Literal["hit", "miss"]] | None = optional("split -> whether its ranked run came from the cache")
+    cache_invalid: list[CacheInvalid] | None = optional("cache entries found invalid (truncated, corrupted, "
+                                                        "foreign) and rebuilt during this run")
+    #: numbers a model reported (e.g. passages encoded per second)
+    throughput: dict[str, NonNegative] | None = optional()
+    environment: dict[str, str] | None = optional()
+    extra: dict[str, Any] | None = optional()
+
+    @classmethod
+    def read(cls, path) -> Results:
+        """:func:`read_results` (strict, schema-checked), as a record."""
+        return cls.from_json(read_results(path))
+
+    @classmethod
+    def build(cls, scores: RunScores, *, task: TaskRecord, model: ModelRecord, command: str, run_file: RunFile,
+              timings: Mapping[str, float], reranker: ModelRecord | None = None, pool: str | None = None,
+              pool_sha256: str | None = None, created: str | None = None, statbench_version: str | None = None,
+              environment: Mapping[str, str] | None = None, cache: Mapping[str, str] | None = None,
+              cache_invalid=(), throughput: Mapping[str, float] | None = None,
+              extra: Mapping | None = None) -> Results:
+        """The one builder of results (the runner, the sample generator): the scores plus
+        the provenance. ``created`` defaults to now (UTC, whole seconds); an empty
+        ``cache_invalid`` or ``throughput`` is left out of the file."""
+        return cls(
+            **RunScores.scores_fields(scores),
+            schema_version=SCHEMA_VERSION,
+            statbench_version=statbench_version or __version__,
+            created=created or _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat(),
+            task=task, model=model, reranker=reranker, pool=pool, pool_sha256=pool_sha256, command=command,
+            run_file=run_file,
+            timings=dict(timings),
+            cache=None if cache is None else dict(cache),
+            cache_invalid=[e if isinstance(e, CacheInvalid) else CacheInvalid.from_json(e) for e in cache_invalid] or None,
+            throughput=dict(throughput) if throughput else None,
+            environment=None if environment is None else dict(environment),
+            extra=None if extra is None else dict(extra),
+        )
+
+
+def as_scores(obj) -> RunScores:
+    """A :class:`RunScores` (a :class:`Results` or :class:`EvaluatedRun` is one) from a record
+    or from a dict as ``statbench evaluate --json`` prints or a results file holds."""
+    if isinstance(obj, RunScores):
+        return obj
+    return RunScores.part_of(obj)
+
+
+def as_results(obj) -> Results:
+    """A :class:`Results` from a record or a schema-valid results dict."""
+    return obj if isinstance(obj, Results) else Results.from_json(obj)
+
+
+# --- the schema: generated from the type ----------------------------------------------------------
+
+#: where the committed copy of the generated schema lives, in the package
+SCHEMA_RESOURCE = "schemas/results.schema.json"
+
 
 @cache
 def results_schema() -> dict:
-    return json.loads(resources.files("statbench").joinpath("schemas/results.schema.json").read_text("utf-8"))
+    """The results schema, generated from :class:`Results` (what every file is validated against)."""
+    return json_schema(
+        Results,
+        **{"$schema": "https://json-schema.org/draft/2020-12/schema",
+           "$id": "https://statbench.invalid/schemas/results.schema.json",
+           "title": "statbench results",
+           "description": "One scored run of one model (optionally a first stage plus a reranker) on one task."})
 
+
+def schema_text() -> str:
+    """The generated schema as the committed file holds it."""
+    return json.dumps(results_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def committed_schema() -> dict:
+    """The committed copy of the schema (``harness/schemas/results.schema.json``)."""
+    return json.loads(resources.files("statbench").joinpath(SCHEMA_RESOURCE).read_text("utf-8"))
+
+
+def schema_mismatches(cls=Results, schema: dict | None = None) -> list[str]:
+    """How ``schema`` (by default the committed copy) differs from the schema generated
+    from ``cls``, in the type's words (empty when they agree): says what to regenerate
+    (``python -m statbench.results``) when the type changed."""
+    return schema_differences(cls, committed_schema() if schema is None else schema)
+
+
+# --- the file: strict reading, validation, writing ----------------------------------------------------
+
+#: Schema violations shown in one error line.
+SHOWN_PROBLEMS = 5
 
 class _Rejected(ValueError):
     """A JSON text that the standard parser accepts but results must not contain."""
@@ -212,423 +480,3 @@ def write_results(path, results) -> None:
 def load_results(path) -> dict:
     """Read a results file strictly (:func:`read_results`) and check it against the schema."""
     return read_results(path)
-
-
-# --- the results record as a type ------------------------------------------------------------
-#
-# One scored run as typed records, in the spirit of MTEB's ``TaskResult``. The file format is
-# the schema's (schema_version 1) and stays byte-compatible: ``Results.from_json(obj).to_json()``
-# gives ``obj`` back for every file ``statbench run`` writes. How a field is written:
-#
-# - a field without a default is required (so are ``schema_version`` and
-#   ``statbench_version``, which the builder fills: ``_FILLED``);
-# - a ``_NULLABLE`` field (the schema admits null) is always written, null when None, as
-#   the runner always did (``reranker``, ``pool``, a plugin's ``distribution``/``version``);
-# - an ``_OPTIONAL`` field is left out when None (``breakdown``, ``cache_invalid``...).
-#
-# ``from_json`` expects a dict that :func:`read_results` (or the schema) already accepted; it
-# still refuses a key it does not know, so nothing in a file is ever silently dropped. The
-# schema is checked against these classes by :func:`schema_mismatches` (tests/test_results_type.py).
-
-SCHEMA_VERSION = 1
-_MODE = "results_json"
-_JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
-#: field metadata: left out of the file when None
-_OPTIONAL = {_MODE: "optional"}
-#: field metadata: written as null when None (the schema admits null)
-_NULLABLE = {_MODE: "nullable"}
-#: field metadata: required in the file, though the builder fills it when not given
-_FILLED = {_MODE: "required"}
-
-
-def _mode(f) -> str:
-    mode = f.metadata.get(_MODE)
-    if mode is not None:
-        return mode
-    return "required" if f.default is MISSING and f.default_factory is MISSING else "optional"
-
-
-class _Record:
-    """to_json/from_json for the dataclasses below, driven by their type hints."""
-
-    def to_json(self) -> dict:
-        out = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value is None and _mode(f) == "optional":
-                continue
-            out[f.name] = _plain(value)
-        return out
-
-    @classmethod
-    def from_json(cls, obj: Mapping, _where: str = ""):
-        """The record of a JSON object the schema accepted; a key the type does not know,
-        or a required one missing, is refused (``ValueError``), never dropped or invented."""
-        return cls._read(obj, _where or cls.__name__)
-
-    @classmethod
-    def _read(cls, obj: Mapping, where: str):
-        if not isinstance(obj, Mapping):
-            raise TypeError(f"{where}: expected an object, got {type(obj).__name__}")
-        hints = _hints(cls)
-        known = {f.name: f for f in fields(cls)}
-        unknown = sorted(set(obj) - set(known))
-        if unknown:
-            raise ValueError(f"{where}: unknown field(s) {', '.join(map(repr, unknown))} (not in the results type)")
-        missing = [name for name, f in known.items() if _mode(f) == "required" and name not in obj]
-        if missing:
-            raise ValueError(f"{where}: missing field(s) {', '.join(map(repr, missing))}")
-        return cls(**{name: _from_json(value, hints[name], f"{where}/{name}") for name, value in obj.items()})
-
-
-@functools.cache
-def _hints(cls) -> dict:
-    return typing.get_type_hints(cls)
-
-
-def _plain(value):
-    """``value`` as JSON data: records converted, containers copied (never shared)."""
-    if isinstance(value, _Record):
-        return value.to_json()
-    if isinstance(value, Mapping):
-        if all(type(v) in _SCALARS for v in value.values()):
-            return dict(value)
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _from_json(value, hint, where: str):
-    return _reader(hint)(value, where)
-
-
-@functools.cache
-def _reader(hint):
-    """A function (value, where) -> the typed value of ``hint``, built once per hint."""
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        (inner,) = [a for a in typing.get_args(hint) if a is not type(None)]
-        read = _reader(inner)
-        return lambda value, where: None if value is None else read(value, where)
-    if isinstance(hint, type) and issubclass(hint, _Record):
-        return hint.from_json
-    if origin is list:
-        read = _reader(typing.get_args(hint)[0])
-        if read is _same:
-            return lambda value, where: list(value)
-        return lambda value, where: [read(v, f"{where}/{i}") for i, v in enumerate(value)]
-    if origin is dict:
-        read = _reader(typing.get_args(hint)[1])
-        if read is _same:
-            return lambda value, where: dict(value)
-        return lambda value, where: {k: read(v, f"{where}/{k}") for k, v in value.items()}
-    return _same if hint in _JSON_TYPES else _copy
-
-
-def _same(value, where):
-    """A JSON scalar: immutable, taken as it is (an integer score stays an integer)."""
-    return value
-
-
-def _copy(value, where):
-    return _plain(value)
-
-
-@dataclass(frozen=True, kw_only=True)
-class PluginRecord(_Record):
-    """The plugin (distribution) that registered a task or model."""
-
-    name: str
-    distribution: str | None = field(default=None, metadata=_NULLABLE)
-    version: str | None = field(default=None, metadata=_NULLABLE)
-
-
-@dataclass(frozen=True, kw_only=True)
-class TaskRecord(_Record):
-    """The task and the exact data the run was scored on."""
-
-    name: str
-    language: str
-    data_checksum: str
-    files: list[str]
-    #: the protocol whose splits were run ('' for a hand-picked set of splits)
-    protocol: str | None = field(default=None, metadata=_OPTIONAL)
-    #: items the loader could not use, each with the reason
-    dropped: list[str] | None = field(default=None, metadata=_OPTIONAL)
-    #: the task's loader version (cache keys cover it)
-    version: str | None = field(default=None, metadata=_OPTIONAL)
-    #: sha256 over the corpus as loaded
-    corpus_checksum: str | None = field(default=None, metadata=_OPTIONAL)
-    plugin: PluginRecord | None = field(default=None, metadata=_OPTIONAL)
-    #: documents in the corpus as loaded (a board names its data by it)
-    corpus_size: int | None = field(default=None, metadata=_OPTIONAL)
-
-
-@dataclass(frozen=True, kw_only=True)
-class ModelRecord(_Record):
-    """A first stage (a retriever, or a frozen pool) or a reranker, with its parameters."""
-
-    name: str
-    family: str
-    params: dict[str, Any]
-    plugin: PluginRecord
-    description: str | None = field(default=None, metadata=_OPTIONAL)
-    version: str | None = field(default=None, metadata=_OPTIONAL)
-    #: True if the model learned from the task's training queries
-    trained: bool | None = field(default=None, metadata=_OPTIONAL)
-    #: the parameters that make this a reduced-budget run (e.g. 'preset=cpu-small'), not
-    #: the protocol's settings; absent when the model ran its declared defaults/paper preset
-    budget: str | None = field(default=None, metadata=_OPTIONAL)
-
-
-@dataclass(frozen=True, kw_only=True)
-class RunFile(_Record):
-    path: str  #: relative to the results file
-    sha256: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class MeasureRecord(_Record):
-    label: str
-    ir_measure: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class SplitScores(_Record):
-    """Mean scores over one split's evaluated queries."""
-
-    name: str
-    n_queries: int
-    scores: dict[str, float]
-    queries_without_results: int | None = field(default=None, metadata=_OPTIONAL)
-    query_ids: list[str] | None = field(default=None, metadata=_OPTIONAL)
-
-
-@dataclass(frozen=True, kw_only=True)
-class MeanStd(_Record):
-    """Mean and sample standard deviation of a measure over the splits."""
-
-    mean: float
-    std: float
-
-
-@dataclass(frozen=True, kw_only=True)
-class CacheInvalid(_Record):
-    """A cache entry found invalid (truncated, corrupted, foreign) and rebuilt."""
-
-    entry: str
-    reason: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class RunScores(_Record):
-    """What scoring gives (``evaluation.score_splits``, ``statbench evaluate``): per-query
-    scores, their means per split, mean ± std over splits, pooled means, breakdowns. The
-    scores part of :class:`Results` (which is a ``RunScores``)."""
-
-    measures: list[MeasureRecord]
-    splits: list[SplitScores]
-    aggregate: dict[str, MeanStd]
-    per_query: dict[str, dict[str, float]]
-    #: means over every evaluated query pooled, as ir_measures on the run file gives
-    all_queries: dict[str, float] | None = field(default=None, metadata=_OPTIONAL)
-    #: group name (e.g. 'category') -> group value -> measure -> mean
-    breakdown: dict[str, dict[str, dict[str, float]]] | None = field(default=None, metadata=_OPTIONAL)
-    #: the order every measure saw each ranking in (runfile.TIE_ORDER for a foreign run
-    #: with ties; statbench's own runs hold no tie at 32-bit precision)
-    tie_order: str | None = field(default=None, metadata=_OPTIONAL)
-
-    @classmethod
-    def part_of(cls, obj: Mapping) -> RunScores:
-        """The scores part of a results dict or of ``evaluate_run_file``'s output: their
-        other top-level keys (provenance, ``run_file``) are left aside; what is read is read
-        strictly. (``from_json`` refuses any key that is not a score field.)"""
-        names = {f.name for f in fields(RunScores)}
-        return RunScores.from_json({k: v for k, v in obj.items() if k in names})
-
-    @property
-    def labels(self) -> list[str]:
-        """The measure labels, in the task's order."""
-        return [m.label for m in self.measures]
-
-    @property
-    def n_queries(self) -> int:
-        return sum(s.n_queries for s in self.splits)
-
-    def query_scores(self, label: str) -> dict[str, float]:
-        """query id -> score on measure ``label`` (queries without that score left out)."""
-        return {qid: scores[label] for qid, scores in self.per_query.items() if label in scores}
-
-
-@dataclass(frozen=True, kw_only=True)
-class Results(RunScores):
-    """One scored run of one model (optionally a first stage plus a reranker) on one task:
-    the record ``statbench run`` writes as ``results.json``."""
-
-    task: TaskRecord
-    model: ModelRecord
-    #: the exact command that reproduces these results
-    command: str
-    run_file: RunFile
-    #: seconds per phase (load, index, train, search, rerank, evaluate, total)
-    timings: dict[str, float]
-    #: UTC ISO-8601 time the results were written
-    created: str
-    reranker: ModelRecord | None = field(default=None, metadata=_NULLABLE)
-    #: name of the frozen candidate pool reranked, if any
-    pool: str | None = field(default=None, metadata=_NULLABLE)
-    #: sha256 of that pool's file: two pools of one name built differently are two systems
-    pool_sha256: str | None = field(default=None, metadata=_OPTIONAL)
-    schema_version: int = field(default=SCHEMA_VERSION, metadata=_FILLED)
-    statbench_version: str = field(default=__version__, metadata=_FILLED)
-    #: split -> 'hit' or 'miss': whether its ranked run came from the cache
-    cache: dict[str, str] | None = field(default=None, metadata=_OPTIONAL)
-    cache_invalid: list[CacheInvalid] | None = field(default=None, metadata=_OPTIONAL)
-    #: numbers a model reported (e.g. passages encoded per second)
-    throughput: dict[str, float] | None = field(default=None, metadata=_OPTIONAL)
-    environment: dict[str, str] | None = field(default=None, metadata=_OPTIONAL)
-    extra: dict[str, Any] | None = field(default=None, metadata=_OPTIONAL)
-
-    @classmethod
-    def read(cls, path) -> Results:
-        """:func:`read_results` (strict, schema-checked), as a record."""
-        return cls.from_json(read_results(path))
-
-    @classmethod
-    def build(cls, scores: RunScores, *, task: TaskRecord, model: ModelRecord, command: str, run_file: RunFile,
-              timings: Mapping[str, float], reranker: ModelRecord | None = None, pool: str | None = None,
-              pool_sha256: str | None = None, created: str | None = None, statbench_version: str | None = None,
-              environment: Mapping[str, str] | None = None, cache: Mapping[str, str] | None = None,
-              cache_invalid=(), throughput: Mapping[str, float] | None = None,
-              extra: Mapping | None = None) -> Results:
-        """The one builder of results (the runner, the sample generator): the scores plus
-        the provenance. ``created`` defaults to now (UTC, whole seconds); an empty
-        ``cache_invalid`` or ``throughput`` is left out of the file."""
-        return cls(
-            **{f.name: getattr(scores, f.name) for f in fields(RunScores)},
-            schema_version=SCHEMA_VERSION,
-            statbench_version=statbench_version or __version__,
-            created=created or _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat(),
-            task=task, model=model, reranker=reranker, pool=pool, pool_sha256=pool_sha256, command=command,
-            run_file=run_file,
-            timings=dict(timings),
-            cache=None if cache is None else dict(cache),
-            cache_invalid=[e if isinstance(e, CacheInvalid) else CacheInvalid.from_json(e) for e in cache_invalid] or None,
-            throughput=dict(throughput) if throughput else None,
-            environment=None if environment is None else dict(environment),
-            extra=None if extra is None else dict(extra),
-        )
-
-
-def as_scores(obj) -> RunScores:
-    """A :class:`RunScores` (a :class:`Results` is one) from a record or from a dict as
-    ``statbench evaluate``/``score_splits`` give or a results file holds."""
-    if isinstance(obj, RunScores):
-        return obj
-    return RunScores.part_of(obj)
-
-
-def as_results(obj) -> Results:
-    """A :class:`Results` from a record or a schema-valid results dict."""
-    return obj if isinstance(obj, Results) else Results.from_json(obj)
-
-
-# --- the schema checked against the type -----------------------------------------------------
-
-
-def schema_mismatches(cls=Results, schema: dict | None = None) -> list[str]:
-    """Where the results schema and the record types disagree: a field missing on either
-    side, required in one and not the other, nullable in one and not the other, or of
-    another JSON type. Empty when they agree (tests/test_results_type.py)."""
-    schema = results_schema() if schema is None else schema
-    problems: list[str] = []
-    _check_node(cls, schema, schema, "(root)", problems, nullable=False)
-    return problems
-
-
-def _resolve(node: dict, root: dict) -> dict:
-    while "$ref" in node:
-        target = root
-        for part in node["$ref"].removeprefix("#/").split("/"):
-            target = target[part]
-        node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
-    return node
-
-
-def _schema_nullable(node: dict, root: dict) -> tuple[bool, dict]:
-    """(whether null is allowed, the node for the non-null values)."""
-    node = _resolve(node, root)
-    if "oneOf" in node or "anyOf" in node:
-        options = node.get("oneOf") or node.get("anyOf")
-        others = [o for o in options if _resolve(o, root).get("type") != "null"]
-        if len(others) == 1:
-            return len(others) < len(options), _resolve(others[0], root)
-    kind = node.get("type")
-    if isinstance(kind, list) and "null" in kind:
-        rest = [k for k in kind if k != "null"]
-        return True, {**node, "type": rest[0] if len(rest) == 1 else rest}
-    return False, node
-
-
-def _check_node(hint, node: dict, root: dict, where: str, problems: list[str], nullable: bool) -> None:
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        hint = next(a for a in typing.get_args(hint) if a is not type(None))
-        origin = typing.get_origin(hint)
-    allows_null, node = _schema_nullable(node, root)
-    if allows_null != nullable:
-        problems.append(f"{where}: null is {'allowed' if allows_null else 'not allowed'} by the schema "
-                        f"but the type {'does not write it' if allows_null else 'writes it'}")
-    kind = node.get("type")
-    if isinstance(hint, type) and issubclass(hint, _Record):
-        if kind != "object" or node.get("additionalProperties") is not False:
-            problems.append(f"{where}: the type {hint.__name__} is a closed object, the schema says otherwise")
-            return
-        props = node.get("properties", {})
-        known = {f.name: f for f in fields(hint)}
-        for name in sorted(set(known) - set(props)):
-            problems.append(f"{where}/{name}: a field of {hint.__name__} missing from the schema")
-        for name in sorted(set(props) - set(known)):
-            problems.append(f"{where}/{name}: in the schema, not a field of {hint.__name__}")
-        required = set(node.get("required", []))
-        hints = _hints(hint)
-        for name, f in known.items():
-            if name not in props:
-                continue
-            if (_mode(f) == "required") != (name in required):
-                problems.append(f"{where}/{name}: {'required' if name in required else 'optional'} in the schema, "
-                                f"{_mode(f)} in {hint.__name__}")
-            _check_node(hints[name], props[name], root, f"{where}/{name}", problems, _mode(f) == "nullable")
-    elif origin is list:
-        if kind != "array":
-            problems.append(f"{where}: a list in the type, {kind or 'untyped'} in the schema")
-            return
-        (item,) = typing.get_args(hint)
-        _check_node(item, node.get("items", {}), root, f"{where}/*", problems, False)
-    elif origin is dict:
-        if kind != "object":
-            problems.append(f"{where}: a mapping in the type, {kind or 'untyped'} in the schema")
-            return
-        _, item = typing.get_args(hint)
-        extra = node.get("additionalProperties", True)
-        if item is not Any:
-            if not isinstance(extra, dict):
-                problems.append(f"{where}: the schema does not say what the mapping's values are")
-            else:
-                _check_node(item, extra, root, f"{where}/*", problems, False)
-    elif hint in _JSON_TYPES:
-        expected = _JSON_TYPES[hint]
-        if "const" in node:
-            ok = isinstance(node["const"], hint) and not (hint is int and isinstance(node["const"], bool))
-        elif "enum" in node:
-            ok = all(isinstance(v, hint) for v in node["enum"])
-        else:
-            ok = kind == expected or (hint is float and kind == "number")
-        if not ok:
-            problems.append(f"{where}: {expected} in the type, {kind or node} in the schema")
-    elif hint is not Any:
-        problems.append(f"{where}: the type {hint!r} has no JSON form")

@@ -17,9 +17,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Iterator
 
+from statbench.contract.params import param_text
 from statbench.data.checksum import config_key
 from statbench.errors import StatbenchError
-from statbench.storage.atomic import exchange_dirs, fsync_dir
+from statbench.data.atomic import exchange_dirs, fsync_dir
 from statbench.storage.paths import cache_root
 
 #: The files a run writes; a target holding anything else is not a statbench output set.
@@ -29,11 +30,6 @@ _STAGING, _OLD = ".staging-", ".old-"
 
 #: longest readable configuration name; a longer one is cut and identified by its hash
 _MAX_NAME = 100
-
-
-def setting_text(value: Any) -> str:
-    """A parameter value as ``--param`` spells it (``true``, not ``True``)."""
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def config_folder_name(label: str, where: str | None = None, settings: Mapping[str, Any] | None = None, *,
@@ -48,7 +44,7 @@ def config_folder_name(label: str, where: str | None = None, settings: Mapping[s
     of the exact configuration are appended, so two configurations never share a folder
     (``model=/a/b`` and ``model=/a_b`` differ)."""
     settings = dict(settings or {})
-    texts = {str(k): setting_text(v) for k, v in settings.items()}
+    texts = {str(k): param_text(v) for k, v in settings.items()}  # as --param spells them
     exact = label + (f"@{where}" if where else "")
     if texts:
         exact += "," + ",".join(f"{k}={t}" for k, t in texts.items())

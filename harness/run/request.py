@@ -1,6 +1,12 @@
 """A run request: what ``statbench run`` asks for (a task, a model and its typed
 parameters, a reranker, a pool, splits or a protocol), the folder it writes by default,
-its run tag, and the command line that repeats it."""
+its run tag, and the command line that repeats it.
+
+A request and its command line are one thing written two ways: :func:`request_to_argv`
+writes a request as ``statbench run``'s arguments (parameter values by the one encoder,
+:func:`statbench.contract.params.param_text`), and ``statbench run`` reads them back
+(``statbench.commands.cli.request_from_argv``) into an equal request. Grid cells hold a
+request and run the arguments written from it."""
 
 from __future__ import annotations
 
@@ -10,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from statbench.contract.params import parse_params
+from statbench.contract.params import param_items, parse_params
 from statbench.errors import StatbenchError
 from statbench.registry.plugins import get_registry
 
@@ -120,15 +126,9 @@ def default_output_dir(request: RunRequest) -> Path:
                                               for k in _non_default("retrievers", request.model, request.params))))
     identity = ({"model": request.model, "pool": request.pool, "reranker": request.reranker,
                  "protocol": protocol, "splits": sorted(splits)} if ambiguous else None)
-    # the task's registered name: beir:PATH gives beir-NAME, never the folder's path; a
-    # folder name beir-NAME had to change ('law qa', 'law/qa' and 'law-qa' all give
-    # beir-law-qa) keeps its own folder
-    task_folder = config_folder_name(task_entry.name)
-    found = getattr(task_entry.cls, "found", None) if request.task.startswith("beir:") else None
-    if found is not None and not found.settings.get("name"):
-        folder_name = Path(found.folder).resolve().name
-        if task_entry.name != f"beir-{folder_name}":
-            task_folder = config_folder_name(task_entry.name, identity=folder_name)
+    # the task's registered name (beir:PATH gives beir-NAME, never the folder's path), with
+    # what the task declares tells it apart from another resolved to the same name
+    task_folder = config_folder_name(task_entry.name, identity=task_entry.cls.folder_identity)
     return Path("statbench-output") / task_folder / config_folder_name(label, where, settings, identity=identity)
 
 
@@ -169,18 +169,21 @@ def output_tag(request: RunRequest) -> str:
 
 
 
-def equivalent_command(request: RunRequest) -> str:
-    """The ``statbench run`` command line that repeats ``request`` (for runs started from Python)."""
-
-    args = ["statbench", "run", "--task", request.task]
+def request_to_argv(request: RunRequest) -> list[str]:
+    """``statbench run``'s arguments for ``request``, from ``run`` on (the program name
+    left out): ``--param KEY=VALUE`` in the request's order, values as
+    :func:`~statbench.contract.params.param_text` spells them, options at their defaults
+    left out. Read back by ``statbench run`` they give an equal request; a command line in
+    this form is given back unchanged."""
+    args = ["run", "--task", request.task]
     if request.model:
         args += ["--model", request.model]
-    args += [a for p in _param_strings(request.params) for a in ("--param", p)]
+    args += [a for p in _param_items(request.params) for a in ("--param", p)]
     if request.pool:
         args += ["--pool", request.pool]
     if request.reranker:
         args += ["--reranker", request.reranker]
-        args += [a for p in _param_strings(request.reranker_params) for a in ("--reranker-param", p)]
+        args += [a for p in _param_items(request.reranker_params) for a in ("--reranker-param", p)]
         if request.rerank_depth != DEFAULT_RERANK_DEPTH:
             args += ["--rerank-depth", str(request.rerank_depth)]
     args += [a for s in request.splits or () for a in ("--split", s)]
@@ -192,11 +195,16 @@ def equivalent_command(request: RunRequest) -> str:
         args += ["--output", str(request.output)]
     if request.allow_empty:
         args += ["--allow-empty"]
-    return shlex.join(args)
+    return args
 
 
+def equivalent_command(request: RunRequest) -> str:
+    """The ``statbench run`` command line that repeats ``request`` (for runs started from
+    Python): :func:`request_to_argv` as one shell line."""
+    return shlex.join(["statbench", *request_to_argv(request)])
 
-def _param_strings(params) -> list[str]:
-    if isinstance(params, dict):
-        return [f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in params.items()]
-    return list(params)
+
+def _param_items(params) -> list[str]:
+    """Typed values as ``KEY=VALUE``; a list of such strings (a request made before
+    :func:`request_from_cli` parsed them) as given."""
+    return param_items(params) if isinstance(params, Mapping) else list(params)

@@ -5,19 +5,19 @@ identity and corpus, model plugin and config, reranker, pool, depths: see runcac
 so an interrupted run resumes from the splits already on disk and a repeated command does
 no retrieval work again. Cached entries verify themselves on read (cache.py).
 
-Everything a plugin returns is checked (checks.py) before it is cached or written, and
-anything a plugin raises stops the run with one line naming it. The output set (run,
+The task is loaded by :func:`statbench.loading.load.load_task` (the one loading path, with
+every guard). Everything a plugin returns is checked (checks.py) before it is cached or
+written, and anything a plugin raises stops the run with one line naming it. The output set (run,
 qrels, results, log) is staged and swapped in as a unit once everything is scored
 (outputs.py): a failed or killed run leaves the previous outputs exactly as they were.
 
-:class:`Run` holds the parts (resolve, load, rank, score, record, write); :func:`execute`
-is the one-call form. Requests carry typed parameters only: ``--param`` strings are parsed
+:class:`Run` holds the stages (load, rank, score, record, write), each taking the values it
+needs and returning its own; :func:`execute` is the one-call form. Requests carry typed parameters only: ``--param`` strings are parsed
 by :func:`request_from_cli` / :func:`parse_model_params` before a request is made.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import platform
@@ -33,20 +33,15 @@ from typing import Any
 from statbench.contract.model import Reranker, Retriever, RunContext
 from statbench.contract.records import Ranking, Split, TaskData
 from statbench.contract.task import Task
-from statbench.data.dataio import _paused_gc, read_json, recording_opened
+from statbench.data.atomic import atomic_open, write_json, write_text
+from statbench.data.checksum import bytes_sha256
+from statbench.data.dataio import read_json
 from statbench.data.runfile import order_ranking, write_qrels, write_run
 from statbench.errors import StatbenchError, UnknownNameError
-from statbench.loading.data_notes import say_once
-from statbench.loading.loadcache import (
-    TaskSummary,
-    read_summary,
-    record_loaded_sizes,
-    summary_entry,
-    write_summary,
-)
-from statbench.loading.pools import attach_pools
+from statbench.loading.load import LoadedTask, load_task, start_task
+from statbench.loading.loadcache import TaskSummary, record_loaded_sizes
 from statbench.loading.splits import select_splits
-from statbench.registry.checks import check_rankings, check_rerank_complete, check_task_data
+from statbench.registry.checks import check_rankings, check_rerank_complete
 from statbench.registry.plugins import Registered, call_plugin, get_registry
 from statbench.results.record import (
     CacheInvalid,
@@ -66,13 +61,12 @@ from statbench.run.request import (
     equivalent_command,
     output_tag,
 )
-from statbench.run.runcache import identity_checksum, model_cache_dir, split_run_entry, task_identity
+from statbench.run.runcache import identity_checksum, model_cache_dir, split_run_entry
 from statbench.run.splitruns import SplitRun, SplitRuns, cacheable_measures, scores_entry, write_split
 from statbench.scoring.evaluation import per_query_scores, score_splits
-from statbench.storage.atomic import atomic_open, write_json, write_text
 from statbench.storage.cache import CacheEntry, cached, take_events
 from statbench.storage.paths import cache_root
-from statbench.terminal.console import IN_RUN_LOG, ON_CONSOLE, OffConsole
+from statbench.terminal.console import IN_RUN_LOG
 
 
 @dataclass
@@ -89,19 +83,16 @@ class RunOutcome:
 
 
 class _ListHandler(logging.Handler):
-    def __init__(self, record: bool = False):
+    """Collects run.log's lines: every record, except those said on the console only."""
+
+    def __init__(self):
         super().__init__(logging.INFO)
         self.lines: list[str] = []
-        #: (level, message) of each record, when asked for (what a loader said, replayed from its summary)
-        self.records: list[tuple[int, str]] = []
-        self._keep = record
 
     def emit(self, record):
         if not getattr(record, IN_RUN_LOG, True):  # said on the console only
             return
         self.lines.append(f"{record.levelname.lower()}: {record.getMessage()}")
-        if self._keep:
-            self.records.append((record.levelno, record.getMessage()))
 
 
 def execute(request: RunRequest, log: logging.Logger, progress) -> RunOutcome:
@@ -110,17 +101,57 @@ def execute(request: RunRequest, log: logging.Logger, progress) -> RunOutcome:
     return Run(_typed_params(request), log, progress).execute()
 
 
-class Run:
-    """One run of a :class:`RunRequest`, in parts:
+@dataclass(frozen=True)
+class Loaded:
+    """The load stage's value: the task (its data, or the cached summary of its load), the
+    splits to run, and, when the summary stood in, every split's verified cached run."""
 
-    - construction (:meth:`__init__`): names resolved, models built from their typed
-      parameters, the output folder checked: all before any work;
-    - :meth:`load`: the task's data, checked, with its pools, identity and splits;
-    - :meth:`rank`: each split's rankings, from the cache or computed (``_SplitRunner``);
-    - :meth:`score`: the rankings scored (``evaluation.score_splits``) as :class:`RunScores`;
-    - :meth:`record`: the scores plus provenance as :class:`Results` (``Results.build``);
-    - :meth:`write`: run, qrels, results and log staged and swapped in as a unit;
-    - :meth:`execute`: all of the above, with the run's log collected and timed.
+    task: LoadedTask
+    splits: list[Split]
+    #: split name -> its cached run (only when the summary stood in for the load)
+    cached_runs: Mapping[str, SplitRun]
+
+    @property
+    def summary(self) -> TaskSummary:
+        return self.task.summary
+
+    @property
+    def timings(self) -> dict[str, float]:
+        return {"load": self.task.seconds}
+
+
+class Ranked(SplitRuns):
+    """The rank stage's value: every selected split's run (a mapping query id -> ranking,
+    holding the verified bytes of each split's run), with where each split's run came from
+    (``"hit"``: the cache; ``"miss"``: computed), the throughput recorded with the cached
+    splits, and the time spent per step (train, index, search, rerank)."""
+
+    def __init__(self, runs: list[SplitRun], cache_hits: Mapping[str, str],
+                 cached_throughput: Mapping[str, float], timings: Mapping[str, float]):
+        super().__init__(runs)
+        self.cache_hits = dict(cache_hits)
+        self.cached_throughput = dict(cached_throughput)
+        self.timings = dict(timings)
+
+
+class Run:
+    """One run of a :class:`RunRequest`. Construction resolves every name, builds the models
+    from their typed parameters and checks the output folder: all before any work. Each
+    stage then takes the values it needs and returns its own:
+
+    - :meth:`load` -> :class:`Loaded`: the task's data (:func:`~statbench.loading.load.load_task`),
+      checked, with its pools, identity and splits;
+    - :meth:`rank` -> :class:`Ranked`: each split's rankings, from the cache or computed
+      (``_SplitRunner``);
+    - :meth:`score` -> :class:`RunScores` (``evaluation.score_splits``);
+    - :meth:`record` -> :class:`Results`: the scores plus provenance (``Results.build``);
+    - :meth:`write` -> :class:`RunOutcome`: run, qrels, results and log staged and swapped
+      in as a unit;
+    - :meth:`execute`: the stages in order, the run's log collected and timed.
+
+    :meth:`execute` hands each stage's value to the next and changes nothing on the
+    :class:`Run`. Called one at a time without the earlier stage's value (``run.load();
+    run.rank()``), a stage takes the value the public :meth:`load` / :meth:`rank` last returned.
     """
 
     def __init__(self, request: RunRequest, log: logging.Logger, progress):
@@ -140,24 +171,30 @@ class Run:
                                  f"--pool {request.pool} reranks a frozen pool instead of one)")
         self.model_entry = registry.get("retrievers", request.model) if request.model else None
         self.reranker_entry = registry.get("rerankers", request.reranker) if request.reranker else None
-        self.task: Task = call_plugin(self.task_entry, "starting", self.task_entry.cls)
+        self.task: Task = start_task(self.task_entry)
         self.info = self.task_entry.cls.task_info()
         self.retriever: Retriever | None = _instantiate(self.model_entry, request.params) if self.model_entry else None
         self.reranker: Reranker | None = (_instantiate(self.reranker_entry, request.reranker_params)
                                           if self.reranker_entry else None)
         self.outputs = OutputSet(Path(request.output) if request.output else default_output_dir(request))
         self.outputs.check()  # before any work: an unwritable --output must not cost a whole run
-        self.timings: dict[str, float] = {}
-        #: the loaded task (``None`` when every split's run was cached: :attr:`summary` stands in)
-        self.data: TaskData | None = None
-        #: what scoring and provenance need of the task (from the load, or from the cache)
-        self.summary: TaskSummary | None = None
-        self.identity: dict = {}
-        self._cached_runs: dict[str, SplitRun] = {}
-        self.splits: list[Split] = []
-        self.cache_hits: dict[str, str] = {}
-        self.cached_throughput: dict[str, float] = {}
-        self.cache_invalid: list[CacheInvalid] = []
+        #: the values the stages last returned, for a stage called without them
+        self._last: dict[str, Any] = {}
+
+    @property
+    def splits(self) -> list[Split]:
+        """The splits of the last :meth:`load`."""
+        return self._previous("load").splits
+
+    @property
+    def cache_hits(self) -> dict[str, str]:
+        """Split name -> ``"hit"``/``"miss"`` of the last :meth:`rank`."""
+        return self._previous("rank").cache_hits
+
+    def _previous(self, stage: str):
+        if stage not in self._last:
+            raise StatbenchError(f"Run.{stage}() has not run yet: call the stages in order (or use execute())")
+        return self._last[stage]
 
     def execute(self) -> RunOutcome:
         collector = _ListHandler()
@@ -165,110 +202,108 @@ class Run:
         take_events()  # invalid cache entries met from here on are recorded in the results
         try:
             started = time.perf_counter()
-            self.load()
-            rankings = self.rank()
-            self.check_ranked(rankings)
-            scores = self.score(rankings)
-            self.say_data_notes()
-            self.timings["total"] = time.perf_counter() - started
-            self.cache_invalid = [CacheInvalid.from_json(event.as_dict()) for event in take_events()]
-            return self.write(rankings, scores, collector.lines)
+            loaded = self._load()
+            ranked = self._rank(loaded)
+            self.check_ranked(ranked, loaded)
+            scores, evaluate_seconds = _seconds(lambda: self.score(ranked, loaded))
+            self.say_data_notes(loaded)
+            timings = {**loaded.timings, **ranked.timings, "evaluate": evaluate_seconds,
+                       "total": time.perf_counter() - started}
+            cache_invalid = [CacheInvalid.from_json(event.as_dict()) for event in take_events()]
+            return self.write(ranked, scores, collector.lines, loaded=loaded, timings=timings,
+                              cache_invalid=cache_invalid)
         finally:
             self.log.removeHandler(collector)
 
-    def load(self) -> None:
+    def load(self) -> Loaded:
         """The task's data, or, when every selected split's run is cached and verified, the
         cached summary of its load (no corpus parse: see loadcache.py)."""
-        started = time.perf_counter()
-        summary_at = None if self.request.pool is not None else summary_entry(
-            self.task, self.task_entry, self.request.data_dir, self.log)
-        if summary_at is not None and self._load_summary(summary_at, started):
-            return
-        self._load_data(summary_at)
+        loaded = self._load()
+        self._last = {"load": loaded}
+        return loaded
 
-    def _load_summary(self, at, started: float) -> bool:
+    def _load(self) -> Loaded:
         request, info, log = self.request, self.info, self.log
-        summary = read_summary(at)
-        if summary is None:
-            return False
-        splits = select_splits(info, summary, request.splits, request.protocol)
-        runner = self._split_runner(identity_checksum(summary.identity))
+        cached_runs: dict[str, SplitRun] = {}
+
+        def every_split_cached(summary: TaskSummary) -> bool:
+            runs = self._cached_runs(summary)
+            cached_runs.update(runs or {})
+            return runs is not None
+
+        # a pool run needs the pools, which only a full load attaches
+        task = load_task(self.task_entry, request.data_dir, log, task=self.task,
+                         summary=every_split_cached if request.pool is None else False)
+        summary = task.summary
+        if task.data is None:
+            log.info("%s: %d documents, %d queries, %d judged (data sha256 %s), every split cached: the load's "
+                     "summary read from %s in %.1f s", info.name, summary.n_documents, summary.n_queries,
+                     len(summary.qrels), summary.checksum[:16], task.summary_at.path, task.seconds)
+        else:
+            data = task.data
+            log.info("%s: %d documents, %d queries, %d judged (data sha256 %s), loaded in %.1f s", info.name,
+                     len(data.corpus), len(data.queries), len(data.qrels), data.checksum[:16], task.seconds)
+            if request.pool is not None and request.pool not in data.pools:
+                raise StatbenchError(unknown_pool_message(info, request.pool, data.pools, request.data_dir))
+        splits = select_splits(info, task.data if task.data is not None else summary, request.splits,
+                               request.protocol)
+        return Loaded(task=task, splits=splits, cached_runs=cached_runs)
+
+    def _cached_runs(self, summary: TaskSummary) -> dict[str, SplitRun] | None:
+        """Every selected split's run from the cache, verified; ``None`` when one is missing."""
+        splits = select_splits(self.info, summary, self.request.splits, self.request.protocol)
+        runner = self._split_runner(identity_checksum(summary.identity), None)
         runs: dict[str, SplitRun] = {}
         for split in splits:
             entry = runner.entry(split)
             if not entry.valid():
-                return False
+                return None
             runs[split.name] = SplitRun.read(split.name, entry)
-        self.summary, self.identity, self.splits, self._cached_runs = summary, summary.identity, splits, runs
-        for level, message in summary.log:  # run.log has them every time, the console once per data
-            log.log(level, "%s", message, extra={ON_CONSOLE: False})
-        self.timings["load"] = time.perf_counter() - started
-        log.info("%s: %d documents, %d queries, %d judged (data sha256 %s), every split cached: the load's summary "
-                 "read from %s in %.1f s", info.name, summary.n_documents, summary.n_queries, len(summary.qrels),
-                 summary.checksum[:16], at.path, self.timings["load"])
-        return True
+        return runs
 
-    def _load_data(self, summary_at) -> None:
-        request, info, task, log = self.request, self.info, self.task, self.log
-        said = _ListHandler(record=True)
-        off_console = OffConsole()  # what the loader says: run.log every time, the console once per data
-        log.addHandler(said)
-        log.addFilter(off_console)
-        try:
-            with recording_opened() as opened, _paused_gc():
-                data = _timed(self.timings, "load", lambda: call_plugin(
-                    self.task_entry, "loading", lambda: task.load(request.data_dir, log)))
-        finally:
-            log.removeFilter(off_console)
-            log.removeHandler(said)
-        check_task_data(task.name, data)
-        attach_pools(info.name, data, task.data_folder(request.data_dir), log)
-        self.identity = task_identity(self.task_entry, info, data)
-        log.info("%s: %d documents, %d queries, %d judged (data sha256 %s), loaded in %.1f s", info.name,
-                 len(data.corpus), len(data.queries), len(data.qrels), data.checksum[:16], self.timings["load"])
-        if request.pool is not None and request.pool not in data.pools:
-            raise StatbenchError(unknown_pool_message(info, request.pool, data.pools, request.data_dir))
-        self.data = data
-        self.summary = TaskSummary.of(data, self.identity, said.records)
-        self.splits = select_splits(info, data, request.splits, request.protocol)
-        if summary_at is not None:
-            write_summary(summary_at, self.summary, data, opened)
-
-    def _split_runner(self, task_checksum: str) -> _SplitRunner:
-        return _SplitRunner(self.info, self.data, task_checksum, self.request, self.task_entry, self.model_entry,
-                            self.retriever, self.reranker_entry, self.reranker, self.timings, self.log, self.progress,
+    def _split_runner(self, task_checksum: str, data: TaskData | None) -> _SplitRunner:
+        return _SplitRunner(self.info, data, task_checksum, self.request, self.task_entry, self.model_entry,
+                            self.retriever, self.reranker_entry, self.reranker, self.log, self.progress,
                             output_tag(self.request))
 
-    def rank(self) -> SplitRuns:
-        """Every selected split's test queries ranked (cached per split), as a mapping query
-        id -> ranking that also holds the verified bytes of each split's run."""
-        if self._cached_runs:
-            self.cache_hits = {split.name: "hit" for split in self.splits}
-            for split in self.splits:
-                self.log.info("%s: reusing cached run %s", split.name, self._cached_runs[split.name].entry.path)
-                self._read_stats(self._cached_runs[split.name].entry)
-            return SplitRuns([self._cached_runs[split.name] for split in self.splits])
-        runner = self._split_runner(identity_checksum(self.identity))
-        runs = [runner.split(split) for split in self.splits]
-        self.cache_hits = runner.cache_hits
-        self.cached_throughput.update(runner.cached_throughput)
-        return SplitRuns(runs)
+    def rank(self, loaded: Loaded | None = None) -> Ranked:
+        """Every selected split's test queries ranked (cached per split)."""
+        ranked = self._rank(loaded or self._previous("load"))
+        self._last["rank"] = ranked
+        return ranked
 
-    def say_data_notes(self) -> None:
+    def _rank(self, loaded: Loaded) -> Ranked:
+        if loaded.task.data is None:  # the summary stood in: every split's run is cached
+            throughput: dict[str, float] = {}
+            for split in loaded.splits:
+                entry = loaded.cached_runs[split.name].entry
+                self.log.info("%s: reusing cached run %s", split.name, entry.path)
+                throughput.update(_recorded_throughput(entry))
+            ranked = Ranked([loaded.cached_runs[split.name] for split in loaded.splits],
+                            {split.name: "hit" for split in loaded.splits}, throughput, {})
+        else:
+            runner = self._split_runner(identity_checksum(loaded.task.identity), loaded.task.data)
+            runs = [runner.split(split) for split in loaded.splits]
+            ranked = Ranked(runs, runner.cache_hits, runner.cached_throughput, runner.timings)
+        return ranked
+
+    def say_data_notes(self, loaded: Loaded | None = None) -> None:
         """Once the run is scored (a failed run says one line, nothing else): what the
-        loader said, on the console once per data (:func:`~statbench.loading.data_notes.say_once`;
-        run.log has it every time), and a loaded size that differs from the declared one."""
-        summary = self.summary
-        say_once(self.log, self.info.name, summary.checksum, summary.log)
-        _warn_on_declared_sizes(self.info, summary, {split.name for split in self.splits}, self.log)
+        loader said and the count of what it dropped, on the console once per data
+        (:meth:`~statbench.loading.load.LoadedTask.say_notes`; run.log has them every
+        time), and a loaded size that differs from the declared one."""
+        loaded = loaded or self._previous("load")
+        loaded.task.say_notes(self.log)
+        _warn_on_declared_sizes(self.info, loaded.summary, {split.name for split in loaded.splits}, self.log)
 
-    def check_ranked(self, rankings: SplitRuns) -> None:
+    def check_ranked(self, rankings: SplitRuns, loaded: Loaded | None = None) -> None:
         """Test queries the model ranked nothing for score 0 on every measure: said on the
         console (and in run.log; results.json counts them per split as
         ``queries_without_results``); when it ranked nothing at all, the run stops, unless
         ``--allow-empty`` asks to keep it."""
+        loaded = loaded or self._previous("load")
         ranked = set().union(*(run.ranked() for run in rankings.runs))
-        tested = [q for split in self.splits for q in split.test]
+        tested = [q for split in loaded.splits for q in split.test]
         empty = sum(1 for q in tested if q not in ranked)
         if not empty:
             return
@@ -289,81 +324,88 @@ class Run:
             return f"reranker {request.reranker!r} (on the candidates of {first})"
         return f"model {request.model!r}" if request.model else f"pool {request.pool!r} of task {self.info.name}"
 
-    def _read_stats(self, entry: CacheEntry) -> None:
-        if entry.file("stats.json").is_file():
-            self.cached_throughput.update(read_json(entry.file("stats.json")))
+    def score(self, rankings: Mapping[str, Ranking], loaded: Loaded | None = None) -> RunScores:
+        return self._score(rankings, loaded or self._previous("load"))
 
-    def score(self, rankings: Mapping[str, Ranking]) -> RunScores:
-        return _timed(self.timings, "evaluate", lambda: RunScores.from_json(self._score(rankings)))
-
-    def _score(self, rankings: Mapping[str, Ranking]) -> dict:
-        measures, summary = self.info.measures, self.summary
+    def _score(self, rankings: Mapping[str, Ranking], loaded: Loaded) -> RunScores:
+        measures, summary, splits = self.info.measures, loaded.summary, loaded.splits
         if not isinstance(rankings, SplitRuns) or not cacheable_measures(measures):
-            return score_splits(measures, summary, self.splits, rankings)
+            return score_splits(measures, summary, splits, rankings)
         per_query: dict[str, dict[str, float]] = {}
         ranked: set[str] = set()
         by_name = {run.name: run for run in rankings.runs}
-        for split in self.splits:
+        for split in splits:
             run = by_name[split.name]
             per_query.update(_split_scores(self.info.name, run, split, summary.qrels, measures))
             ranked |= run.ranked()
-        return score_splits(measures, summary, self.splits, per_query=per_query, ranked=ranked)
+        return score_splits(measures, summary, splits, per_query=per_query, ranked=ranked)
 
-    def record(self, scores: RunScores, run_file: RunFile) -> Results:
-        """The scores with everything needed to trust and repeat them."""
+    def record(self, scores: RunScores, run_file: RunFile, loaded: Loaded | None = None,
+               rankings: Mapping[str, Ranking] | None = None, *, timings: Mapping[str, float] | None = None,
+               cache_invalid: list[CacheInvalid] = ()) -> Results:
+        """The scores with everything needed to trust and repeat them. ``timings``: the
+        run's (:meth:`execute`); else the load's and the ranking's."""
+        loaded = loaded or self._previous("load")
+        rankings = rankings if rankings is not None else self._last.get("rank", {})
+        if timings is None:
+            timings = {**loaded.timings, **getattr(rankings, "timings", {})}
         request = self.request
         return Results.build(
             scores,
-            task=self._task_record(),
+            task=self._task_record(loaded),
             model=self._first_stage_record(),
             reranker=_model_record(self.reranker_entry, self.reranker) if self.reranker else None,
             pool=request.pool,
-            pool_sha256=self.data.pools.info.get(request.pool, {}).get("sha256") if request.pool else None,
+            pool_sha256=loaded.task.data.pools.info.get(request.pool, {}).get("sha256") if request.pool else None,
             command=request.command or equivalent_command(request),
             run_file=run_file,
             environment=_environment(),
-            timings={k: round(v, 4) for k, v in self.timings.items()},
-            cache=self.cache_hits,
-            cache_invalid=self.cache_invalid,
+            timings={k: round(v, 4) for k, v in timings.items()},
+            cache=getattr(rankings, "cache_hits", {}),
+            cache_invalid=list(cache_invalid),
             # measured now, or recorded when the cached splits were computed
-            throughput=_throughput(self.retriever, self.reranker) or self.cached_throughput,
+            throughput=_throughput(self.retriever, self.reranker) or getattr(rankings, "cached_throughput", {}),
         )
 
-    def write(self, rankings: Mapping[str, Ranking], scores: RunScores, log_lines: list[str] = ()) -> RunOutcome:
+    def write(self, rankings: Mapping[str, Ranking], scores: RunScores, log_lines: list[str] = (), *,
+              loaded: Loaded | None = None, timings: Mapping[str, float] | None = None,
+              cache_invalid: list[CacheInvalid] = ()) -> RunOutcome:
         """run.trec, qrels.trec, results.json and run.log, swapped in as a unit."""
         request = self.request
-        summary = self.summary
+        loaded = loaded or self._previous("load")
+        summary = loaded.summary
         with self.outputs.staged() as staging:
             if isinstance(rankings, SplitRuns):  # the verified bytes of the splits' runs, nothing re-formatted
                 run_bytes = rankings.output_bytes()
                 with atomic_open(staging / "run.trec", "wb", encoding=None) as handle:
                     handle.write(run_bytes)
-                run_sha256 = hashlib.sha256(run_bytes).hexdigest()
+                run_sha256 = bytes_sha256(run_bytes)
             else:
                 write_run(staging / "run.trec", rankings, output_tag(request))
                 run_sha256 = _file_sha256(staging / "run.trec")
             # the judgements as evaluated, so `ir_measures qrels.trec run.trec ...` reproduces every figure
             write_qrels(staging / "qrels.trec",
-                        {q: summary.qrels[q] for s in self.splits for q in s.test if q in summary.qrels})
-            record = self.record(scores, RunFile(path="run.trec", sha256=run_sha256))
+                        {q: summary.qrels[q] for s in loaded.splits for q in s.test if q in summary.qrels})
+            record = self.record(scores, RunFile(path="run.trec", sha256=run_sha256), loaded, rankings,
+                                 timings=timings, cache_invalid=cache_invalid)
             write_results(staging / "results.json", record)
             self.log.info("wrote run.trec, qrels.trec, results.json to %s", self.outputs.target)
             write_text(staging / "run.log", "\n".join(log_lines) + "\n")
         return RunOutcome(record=record, results_path=self.outputs.target / "results.json",
                           run_path=self.outputs.target / "run.trec")
 
-    def _task_record(self) -> TaskRecord:
-        info, data, entry = self.info, self.summary, self.task_entry
+    def _task_record(self, loaded: Loaded) -> TaskRecord:
+        info, data, entry = self.info, loaded.summary, self.task_entry
         return TaskRecord(
             name=info.name,
             language=info.language,
             # the protocol whose splits were run ('' for a hand-picked set of splits)
-            protocol=info.protocol_of(s.name for s in self.splits),
+            protocol=info.protocol_of(s.name for s in loaded.splits),
             data_checksum=data.checksum,
             files=list(data.files),
             dropped=list(data.dropped),
             version=info.version,
-            corpus_checksum=self.identity["corpus"],
+            corpus_checksum=loaded.task.identity["corpus"],
             plugin=_plugin_record(entry),
             corpus_size=data.n_documents,
         )
@@ -461,15 +503,29 @@ def _timed(timings: dict, key: str, fn):
         timings[key] = timings.get(key, 0.0) + time.perf_counter() - t0
 
 
+def _seconds(fn) -> tuple[Any, float]:
+    """``fn()`` and the seconds it took."""
+    t0 = time.perf_counter()
+    value = fn()
+    return value, time.perf_counter() - t0
+
+
+def _recorded_throughput(entry: CacheEntry) -> dict[str, float]:
+    """The throughput a cached split's run recorded when it was computed (none: ``{}``)."""
+    return read_json(entry.file("stats.json")) if entry.file("stats.json").is_file() else {}
+
+
 class _SplitRunner:
     """Rankings for one split's test queries, from the cache when this exact work was done."""
 
     def __init__(self, info, data, task_checksum, request, task_entry, model_entry, retriever, reranker_entry,
-                 reranker, timings, log, progress, tag: str):
+                 reranker, log, progress, tag: str):
         self.info, self.data, self.task_checksum, self.request = info, data, task_checksum, request
         self.task_entry, self.model_entry, self.retriever = task_entry, model_entry, retriever
         self.reranker_entry, self.reranker = reranker_entry, reranker
-        self.timings, self.log, self.progress, self.tag = timings, log, progress, tag
+        self.log, self.progress, self.tag = log, progress, tag
+        #: seconds per step (train, index, search, rerank) over the splits computed
+        self.timings: dict[str, float] = {}
         self.cache_hits: dict[str, str] = {}
         self.cached_throughput: dict[str, float] = {}
         self._indexed = False  # a zero-shot retriever indexes once, on the first cache miss
@@ -499,8 +555,7 @@ class _SplitRunner:
         if built:
             return built[0]
         self.log.info("%s: reusing cached run %s", split.name, entry.path)
-        if entry.file("stats.json").is_file():
-            self.cached_throughput.update(read_json(entry.file("stats.json")))
+        self.cached_throughput.update(_recorded_throughput(entry))
         return SplitRun.read(split.name, entry)
 
     def _compute(self, split: Split, staging: Path) -> dict[str, Ranking]:

@@ -15,22 +15,19 @@ the harness and ir-measures: a cached run is scored without reading its rankings
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Iterator
 
-from statbench import __version__
 from statbench.contract.records import Measure, Qrels, Ranking
-from statbench.data.checksum import config_key
+from statbench.data.checksum import bytes_sha256
 from statbench.data.runfile import run_tag
 from statbench.storage.cache import CacheEntry
-from statbench.storage.paths import cache_root
+from statbench.storage.keys import split_scores_entry
 
 RUN_FILE, INDEX_FILE, SCORES_FILE = "run.trec", "index.json", "scores.json"
-SCORES_FORMAT_VERSION = "1"
 
 
 def format_split(rankings: Mapping[str, Ranking], tag: str) -> tuple[bytes, list[list]]:
@@ -65,7 +62,7 @@ class SplitRun:
                  rankings: dict[str, Ranking] | None = None):
         self.name, self.entry, self.data, self.index = name, entry, data, index
         self._rankings = rankings
-        self.sha256 = hashlib.sha256(data).hexdigest()
+        self.sha256 = bytes_sha256(data)
 
     @classmethod
     def read(cls, name: str, entry: CacheEntry) -> SplitRun:
@@ -199,23 +196,10 @@ def _check_block(block: bytes, qid: str, tag: str, depth: int, strict) -> str | 
 
 
 def scores_entry(task_name: str, run: SplitRun, test: list[str], qrels: Qrels, measures) -> CacheEntry:
-    """The cache entry of one split's per-query scores (see the module's docstring)."""
-    import ir_measures
-
-    judged = {q: qrels[q] for q in test if q in qrels}
-    key = {
-        "format": SCORES_FORMAT_VERSION,
-        "run": run.sha256,
-        "test": list(test),
-        "qrels": hashlib.sha256(json.dumps(judged, sort_keys=True, ensure_ascii=False).encode("utf-8",
-                                                                                                "surrogatepass")).hexdigest(),
-        "measures": [[m.label, m.ir_measure] for m in measures],
-        "versions": [__version__, ir_measures.__version__],
-        # the queries scored: a scores file is checked to hold these, each on every measure
-        "judged": sorted(judged),
-    }
-    return CacheEntry(cache_root() / "scores" / task_name / config_key(key), "split-scores", key,
-                      required=(SCORES_FILE,), check=check_split_scores)
+    """The cache entry of one split's per-query scores (see the module's docstring; the key:
+    :func:`statbench.storage.keys.split_scores_entry`)."""
+    return split_scores_entry(task_name, run.sha256, test, qrels, measures, required=(SCORES_FILE,),
+                              check=check_split_scores)
 
 
 def check_split_scores(entry: CacheEntry) -> str | None:

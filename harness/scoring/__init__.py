@@ -1,4 +1,6 @@
 """Scoring: measures (ir-measures names and custom measures, :mod:`.measures`), per-split
-and per-query scores (:mod:`.evaluation`), paired significance tests
-(:mod:`.significance`) and comparison with published figures (:mod:`.reproduction`).
+and per-query scores (:mod:`.evaluation`), a foreign run file scored (:mod:`.evaluate_file`),
+paired significance tests (:mod:`.significance`), comparison with published figures
+(:mod:`.reproduction`), and what makes a results record publishable on a board or in a
+comparison (:mod:`.publishable`: consistent, finite, in-range figures that agree).
 """

@@ -4,15 +4,15 @@ in one declared tie order, refusing a run that does not belong to the task."""
 from __future__ import annotations
 
 import itertools
-import logging
 import operator
 from pathlib import Path
 
+from statbench.results.record import EvaluatedRun, RunFile
 from statbench.scoring.evaluation import score_splits
 
 
 def evaluate_run_file(path: Path, task_name: str, data_dir: Path | None, wanted: list[str] | None, log,
-                      protocol: str | None = None) -> dict:
+                      protocol: str | None = None) -> EvaluatedRun:
     """Score an existing run with the task's measures, split by split (scores used as given).
 
     The run is read strictly (runfile.read_run: no NaN/inf, no duplicate lines, not empty);
@@ -44,18 +44,22 @@ def evaluate_run_file(path: Path, task_name: str, data_dir: Path | None, wanted:
         strictly_decreasing_at_float32,
     )
     from statbench.errors import StatbenchError
+    from statbench.loading.load import load_task, start_task
     from statbench.loading.loadcache import summary_entry
     from statbench.loading.splits import select_splits
-    from statbench.registry.plugins import call_plugin, get_registry
+    from statbench.registry.plugins import get_registry
 
     entry = get_registry().get("tasks", task_name)
-    task = call_plugin(entry, "starting", entry.cls)
+    task = start_task(entry)
     info = entry.cls.task_info()
     with ThreadPoolExecutor(max_workers=1) as pool:  # leaving waits for the hashing (on any error too)
         keyed = pool.submit(summary_entry, task, entry, data_dir, log)
         rankings = read_run(path)
         run_sha256 = pool.submit(file_sha256, path)  # a regular file: read_run opened it
-        data, corpus = _judgements(entry, task, info, data_dir, keyed.result(), log)
+        # only the judgements and splits are needed: a valid cached summary stands in for the load
+        loaded = load_task(entry, data_dir, log, task=task, summary=True, summary_at=keyed.result())
+        loaded.say_notes(log)
+        data, corpus = loaded.summary, loaded.doc_ids()
         splits = select_splits(info, data, wanted, protocol)
         unknown = sorted(set(rankings) - set(data.query_ids))
         if unknown:
@@ -84,44 +88,7 @@ def evaluate_run_file(path: Path, task_name: str, data_dir: Path | None, wanted:
                      len(evaluated & set(rankings)), ", ".join(tied[:3]), TIE_ORDER)
         for qid in unordered:
             rankings[qid] = order_as_trec_eval(rankings[qid])
-        results = score_splits(info.measures, data, splits, rankings)
-        if tied:
-            results["tie_order"] = TIE_ORDER
-        results["data_checksum"] = data.checksum  # the data scored on (compare refuses other data)
-        results["run_file"] = {"path": str(path), "sha256": run_sha256.result()}
-    return results
-
-
-def _judgements(entry, task, info, data_dir: Path | None, at, log):
-    """The task's summary (judgements, splits, query ids) and its corpus's ids: from the
-    cached summary at ``at`` when it is valid, else from a full load, summarised in the
-    cache under the same guard as the runner's (a loader that opened an undeclared file
-    leaves no summary)."""
-    from statbench.data.dataio import _paused_gc, recording_opened
-    from statbench.loading.loadcache import (
-        TaskSummary,
-        read_doc_ids,
-        read_summary,
-        write_summary,
-    )
-    from statbench.registry.checks import check_task_data
-    from statbench.registry.plugins import call_plugin
-    from statbench.run.runcache import task_identity
-
-    data = read_summary(at) if at is not None else None
-    if data is not None:
-        # what the loader said: warnings on the console once per data version, as a run does
-        from statbench.loading.data_notes import say_once
-
-        for level, message in data.log:
-            if level < logging.WARNING:
-                log.log(level, "%s", message)
-        say_once(log, task.name, data.checksum, data.log)
-        return data, read_doc_ids(at)
-    with recording_opened() as opened, _paused_gc():
-        loaded = call_plugin(entry, "loading", lambda: task.load(data_dir, log))
-    check_task_data(task.name, loaded)
-    data = TaskSummary.of(loaded, task_identity(entry, info, loaded))
-    if at is not None:
-        write_summary(at, data, loaded, opened)
-    return data, loaded.corpus
+        scores = score_splits(info.measures, data, splits, rankings)
+        return EvaluatedRun(**scores.scores_fields() | {"tie_order": TIE_ORDER if tied else None},
+                            data_checksum=data.checksum,  # the data scored on (compare refuses other data)
+                            run_file=RunFile(path=str(path), sha256=run_sha256.result()))

@@ -9,6 +9,7 @@ from array import array
 from typing import Iterable, Mapping, Sequence
 
 from statbench.contract.records import Measure, Qrels, Ranking, Split, TaskData
+from statbench.results.record import MeanStd, MeasureRecord, RunScores, SplitScores
 
 PerQuery = dict[str, dict[str, float]]
 
@@ -33,6 +34,7 @@ def per_query_scores(
     largest ``k`` (:func:`_cut`): the same figures, without sorting and scoring documents
     that cannot count."""
     import ir_measures
+
     from statbench.data.runfile import order_ranking, strictly_decreasing_at_float32
     from statbench.scoring.measures import is_custom, parse_measure
 
@@ -151,9 +153,10 @@ def over_splits(split_means: Mapping[str, Mapping[str, float]], measures: Sequen
 
 def score_splits(measures: Sequence[Measure], data: TaskData, splits: list[Split],
                  rankings: Mapping[str, Ranking] | None = None, *, per_query: PerQuery | None = None,
-                 ranked: set[str] | None = None) -> dict:
+                 ranked: set[str] | None = None) -> RunScores:
     """Per-query scores, means per split, mean ± std over splits, pooled means and the
-    task's breakdowns (e.g. per category). ``data`` needs ``qrels`` and ``groups`` only.
+    task's breakdowns (e.g. per category), as the typed :class:`RunScores` that results
+    are built from. ``data`` needs ``qrels`` and ``groups`` only.
 
     The per-query scores are computed from ``rankings``, or given (``per_query``, with
     ``ranked``: the queries with at least one ranked document), e.g. from the cache."""
@@ -168,14 +171,8 @@ def score_splits(measures: Sequence[Measure], data: TaskData, splits: list[Split
         qids = [q for q in split.test if q in per_query]
         means = mean_scores(per_query, measures, qids)
         split_means[split.name] = means
-        split_rows.append(
-            {
-                "name": split.name,
-                "n_queries": len(qids),
-                "queries_without_results": sum(1 for q in qids if q not in ranked),
-                "scores": means,
-            }
-        )
+        split_rows.append(SplitScores(name=split.name, n_queries=len(qids),
+                                      queries_without_results=sum(1 for q in qids if q not in ranked), scores=means))
     breakdown = {
         group: {
             value: mean_scores(per_query, measures, [q for q in all_qids if members.get(q) == value])
@@ -183,13 +180,11 @@ def score_splits(measures: Sequence[Measure], data: TaskData, splits: list[Split
         }
         for group, members in data.groups.items()
     }
-    results = {
-        "measures": [{"label": m.label, "ir_measure": m.ir_measure} for m in measures],
-        "splits": split_rows,
-        "aggregate": over_splits(split_means, measures),
-        "all_queries": mean_scores(per_query, measures, all_qids),
-        "per_query": per_query,
-    }
-    if breakdown:
-        results["breakdown"] = breakdown
-    return results
+    return RunScores(
+        measures=[MeasureRecord(label=m.label, ir_measure=m.ir_measure) for m in measures],
+        splits=split_rows,
+        aggregate={label: MeanStd(**values) for label, values in over_splits(split_means, measures).items()},
+        all_queries=mean_scores(per_query, measures, all_qids),
+        per_query=per_query,
+        breakdown=breakdown or None,
+    )

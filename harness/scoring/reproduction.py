@@ -5,9 +5,10 @@ and tolerances the row was checked against."""
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
+
+from statbench.data.checksum import bytes_sha256
 
 #: how a grid names the copy of its experiment file beside a cell's results.json
 PREFIX = "reproduction-"
@@ -39,7 +40,7 @@ def copy_reproduction(results_file: Path, site_root: Path) -> tuple[Reproduction
         return None, f"reproduction file {source} is not a regular file: not linked"
     data = source.read_bytes()
     name = source.name[len(PREFIX):]
-    rel = f"reproductions/{hashlib.sha256(data).hexdigest()[:12]}-{name}"
+    rel = f"reproductions/{bytes_sha256(data)[:12]}-{name}"
     target = site_root / rel
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(data)

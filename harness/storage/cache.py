@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import hashlib
 import json
 import logging
 import os
@@ -29,8 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
+from statbench.data.checksum import bytes_sha256, canonical_json, file_sha256
 from statbench.errors import StatbenchError
-from statbench.storage.atomic import fsync_dir
+from statbench.data.atomic import fsync_dir
 
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
@@ -63,12 +63,9 @@ def take_events() -> list[CacheEvent]:
     return events
 
 
-def sha256_file(path: Path, chunk_size: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(chunk_size):
-            digest.update(chunk)
-    return digest.hexdigest()
+#: the sha256 of one file (:func:`statbench.data.checksum.file_sha256` itself, under the name
+#: this module has always documented)
+sha256_file = file_sha256
 
 
 def _files(root: Path) -> list[Path]:
@@ -134,7 +131,7 @@ class CacheEntry:
             size = path.stat().st_size
             if size != meta.get("size"):
                 return f"{name}: {size} bytes, manifest records {meta.get('size')} (truncated or overwritten)"
-            if sha256_file(path) != meta.get("sha256"):
+            if file_sha256(path) != meta.get("sha256"):
                 return f"{name}: sha256 differs from the manifest (corrupted)"
         if self.check is not None:
             return self.check(self)
@@ -160,7 +157,7 @@ class CacheEntry:
             data = (self.path / name).read_bytes()
         except OSError as exc:
             raise CacheChanged(f"cache entry {self.path}: {name} cannot be read ({exc.strerror or exc})") from None
-        if meta is None or len(data) != meta.get("size") or hashlib.sha256(data).hexdigest() != meta.get("sha256"):
+        if meta is None or len(data) != meta.get("size") or bytes_sha256(data) != meta.get("sha256"):
             raise CacheChanged(f"cache entry {self.path}: {name} changed while it was read (another process "
                                "rebuilding it?); run the command again")
         return data
@@ -213,7 +210,7 @@ class CacheEntry:
                 raise ValueError(f"cache entry {self.path}: {path.name} is a symbolic link; copy the file instead")
             with open(path, "rb") as handle:
                 os.fsync(handle.fileno())
-            files[path.relative_to(staging).as_posix()] = {"size": path.stat().st_size, "sha256": sha256_file(path)}
+            files[path.relative_to(staging).as_posix()] = {"size": path.stat().st_size, "sha256": file_sha256(path)}
         manifest = {
             "format": FORMAT_VERSION,
             "kind": self.kind,
@@ -254,5 +251,5 @@ def cached(entry: CacheEntry, build: Callable[[Path], None]) -> Path:
 
 def _jsonable(obj):
     """The key as it reads back from JSON (tuples become lists, keys strings)."""
-    return json.loads(json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str))
+    return json.loads(canonical_json(obj))
 

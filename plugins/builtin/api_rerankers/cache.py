@@ -7,19 +7,16 @@ after the response has been validated by the caller, so a malformed answer is ne
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Callable
 
+from statbench.data.checksum import text_sha256  # noqa: F401 - the rerankers' name for it
 from statbench.data.dataio import read_json
 from statbench.storage.cache import CacheEntry, cached
+from statbench.storage.keys import keyed_entry
 
 RESPONSE = "response.json"
-
-
-def text_sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class ResponseCache:
@@ -31,8 +28,7 @@ class ResponseCache:
 
     def entry(self, key: dict) -> CacheEntry:
         full = {"provider": self.provider, **key}
-        digest = hashlib.sha256(json.dumps(full, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-        return CacheEntry(self.root / digest[:2] / digest, "api-response", full, required=(RESPONSE,))
+        return keyed_entry(self.root, "api-response", full, required=(RESPONSE,), sharded=True)
 
     def has(self, key: dict) -> bool:
         return self.entry(key).valid()

@@ -13,32 +13,24 @@ sealed with a manifest and re-hashed on every read, and built once under a lock.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from statbench.api import Document
-from statbench.data.checksum import config_key
 from statbench.models.shared.artefacts import load_or_build
+from statbench.storage import keys
 from statbench.storage.cache import CacheEntry
 
 INDEX_FILE = "index.faiss"
 
 
 def corpus_checksum(corpus: Sequence[Document], with_title: bool = False) -> str:
-    """sha256 over the ids and the text the encoder sees, in corpus order."""
-    digest = hashlib.sha256()
-    for doc in corpus:
-        digest.update(doc.id.encode())
-        digest.update(b"\0")
-        if with_title:
-            digest.update(doc.title.encode())
-            digest.update(b"\0")
-        digest.update(doc.text.encode())
-        digest.update(b"\1")
-    return digest.hexdigest()
+    """The corpus's checksum (:func:`statbench.storage.keys.corpus_checksum`: ids, titles,
+    texts, fields, in order), marked when the encoder reads the title too."""
+    checksum = keys.corpus_checksum(corpus)
+    return f"{checksum}+title" if with_title else checksum
 
 
 @dataclass
@@ -58,9 +50,9 @@ class EncodingCache:
 
     def __init__(self, root: Path, settings: dict):
         self.settings = settings
-        self.key = config_key(settings)
-        self.dir = Path(root) / "encodings" / self.key
-        self.entry = CacheEntry(self.dir, "encodings", settings, check=self._check)
+        self.entry = keys.keyed_entry(Path(root) / "encodings", "encodings", settings, check=self._check)
+        self.dir = self.entry.path
+        self.key = self.dir.name
 
     def exists(self) -> bool:
         """Whether a complete, intact entry is there (it is re-hashed)."""

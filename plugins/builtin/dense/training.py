@@ -10,7 +10,6 @@ epoch 7 resumes from the end of epoch 6; a finished training is loaded, not repe
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import math
@@ -23,6 +22,7 @@ from typing import Callable, Iterator, Sequence
 
 from statbench.api import Document, Qrels, Query, RunContext
 from statbench.contract.params import Param
+from statbench.data.checksum import json_sha256, records_digest
 from statbench.errors import StatbenchError
 from statbench.models.shared.specs import SEED
 from statbench.storage.cache import MANIFEST, CacheEntry
@@ -143,7 +143,7 @@ class Checkpoints:
         (``done.json``, which records wall time, left out)."""
         files = json.loads((Path(folder) / MANIFEST).read_text("utf-8"))["files"]
         files.pop("done.json", None)
-        return hashlib.sha256(json.dumps(files, sort_keys=True).encode("utf-8")).hexdigest()[:16]
+        return json_sha256(files)[:16]
 
     def log(self, record: dict) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -154,10 +154,8 @@ class Checkpoints:
 def training_key(model, ctx: RunContext, pairs: Sequence[Pair], **extra) -> dict:
     """What a training's checkpoints depend on: the model's configuration, the data, the
     training pairs (and e.g. hard negatives)."""
-    digest = hashlib.sha256()
-    for pair in pairs:
-        digest.update(f"{pair.query_id}\0{pair.query}\0{pair.doc_id}\1".encode())
-    return {"model": model.config(), "data": ctx.data_checksum, "pairs": digest.hexdigest(), **extra}
+    pairs_digest = records_digest((pair.query_id, pair.query, pair.doc_id) for pair in pairs)
+    return {"model": model.config(), "data": ctx.data_checksum, "pairs": pairs_digest, **extra}
 
 
 def optimizer_and_schedule(parameters, params: dict, total_steps: int):

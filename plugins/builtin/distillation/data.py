@@ -13,7 +13,6 @@ first-stage candidates over the training corpus, the teacher's score of every
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 from dataclasses import dataclass
@@ -21,13 +20,14 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from statbench.api import Document, Query, RunContext
-from statbench.data.checksum import config_key
+from statbench.data.checksum import records_digest, text_sha256
 from statbench.errors import StatbenchError
 from statbench.models.distillation.holdout import Holdout, TrainingQuery, check_anchor, normalise_query
 from statbench.models.shared import hub
 from statbench.models.shared.artefacts import ids_digest, load_or_build
 from statbench.registry.checks import check_rankings
 from statbench.storage.cache import CacheEntry
+from statbench.storage.keys import config_key, keyed_entry
 
 #: queries sent to the teacher per call (each query's scores are cached as soon as its chunk returns)
 TEACHER_CHUNK = 16
@@ -45,8 +45,8 @@ class ScoredPair:
         return {"qid": self.query_id, "query": self.query, "doc_id": self.doc_id, "score": self.score}
 
 
-def text_digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+#: a passage's sha256 (its name in the teacher's and the training's keys)
+text_digest = text_sha256
 
 
 # --- queries generated with doc2query -----------------------------------------------------
@@ -62,7 +62,7 @@ def generate_queries(n: int, model: str, corpus: Mapping[str, Document], holdout
         raise StatbenchError(f"--generate {n}: the training corpus has only {len(ids)} passages")
     chosen = random.Random(seed).sample(ids, n)
     key = {"model": hub.fingerprint(model), "passages": ids_digest(chosen), "seed": seed}
-    entry = CacheEntry(ctx.cache_root / "distill" / "generated" / config_key(key), "distill-generated-queries", key)
+    entry = keyed_entry(ctx.cache_root / "distill" / "generated", "distill-generated-queries", key)
 
     def build(staging: Path) -> list[dict]:
         tokenizer, seq2seq = load_model(model, device)
@@ -133,7 +133,7 @@ def teacher_scores(entry, teacher, queries: Sequence[Query], candidates: Mapping
         docs = list(candidates.get(query.id, []))
         key = {"teacher": identity, "query": query.text,
                "candidates": [[d, text_digest(corpus[d].text)] for d in docs]}
-        return CacheEntry(root / config_key(key), "distill-teacher-scores", key, required=("scores.json",))
+        return keyed_entry(root, "distill-teacher-scores", key, required=("scores.json",))
 
     scores: dict[str, dict[str, float]] = {}
     todo: list[Query] = []
@@ -202,7 +202,4 @@ def split_by_query(pairs: Sequence[ScoredPair], share: float, seed: int) -> tupl
 
 
 def pairs_digest(pairs: Sequence[ScoredPair]) -> str:
-    digest = hashlib.sha256()
-    for p in pairs:
-        digest.update(f"{p.query}\0{p.doc_id}\0{text_digest(p.passage)}\0{p.score!r}\1".encode("utf-8"))
-    return digest.hexdigest()
+    return records_digest((p.query, p.doc_id, text_digest(p.passage), repr(p.score)) for p in pairs)

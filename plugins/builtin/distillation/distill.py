@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-import hashlib
 import json
 import logging
 from dataclasses import dataclass, field
@@ -25,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from statbench.api import RunContext
-from statbench.data.checksum import config_key
+from statbench.data.checksum import config_key, text_sha256
 from statbench.errors import StatbenchError
+from statbench.loading.load import load_task
 from statbench.models.dense.training import Checkpoints
 from statbench.models.distillation.data import (
     first_stage,
@@ -51,7 +51,6 @@ from statbench.models.distillation.train import (
 )
 from statbench.models.shared import hub
 from statbench.models.shared.artefacts import ids_digest
-from statbench.registry.checks import check_task_data
 from statbench.registry.plugins import call_plugin, get_registry
 from statbench.run.outputs import OutputError, OutputSet
 from statbench.storage.paths import cache_root
@@ -115,17 +114,16 @@ def distill(request: DistillRequest, log: logging.Logger, progress) -> dict:
     teacher = call_plugin(teacher_entry, "starting", lambda: teacher_entry.cls(**request.teacher_params))
     retriever = call_plugin(retriever_entry, "starting", lambda: retriever_entry.cls(**request.retriever_params))
 
-    task = task_entry.cls()
-    info = task_entry.cls.task_info()
-    data = call_plugin(task_entry, "loading", lambda: task.load(request.data_dir, log))
-    check_task_data(task.name, data)
+    loaded = load_task(task_entry, request.data_dir, log)
+    loaded.say_notes(log)
+    task, info, data = loaded.task, loaded.info, loaded.data
     holdout = evaluation_holdout(info.name, data, task.data_folder(request.data_dir))
     corpus = training_corpus(data.corpus, holdout)
     log.info("distill: %d evaluation passages held out (%d instruments), %d training passages",
              len(data.corpus) - len(corpus), len(holdout.instruments), len(corpus))
     if not corpus:
         raise StatbenchError(f"task {info.name}: no passage is left for training once evaluation passages are removed")
-    checksum = hashlib.sha256(f"{data.checksum}:{ids_digest(sorted(corpus))}".encode()).hexdigest()
+    checksum = text_sha256(f"{data.checksum}:{ids_digest(sorted(corpus))}")
     work = cache_root() / "distill" / "work"
 
     queries = read_training_queries(request.queries, holdout, data.corpus) if request.queries else []

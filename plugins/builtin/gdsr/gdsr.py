@@ -21,7 +21,6 @@ article vectors with their exact FAISS index (``encodings/``), DSR and LGE check
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import time
@@ -31,12 +30,12 @@ from typing import ClassVar, Sequence
 from statbench import hookimpl
 from statbench.api import Document, Qrels, Query, Ranking, Retriever, RunContext
 from statbench.contract.params import Param
-from statbench.data.checksum import config_key
+from statbench.data.checksum import records_digest
 from statbench.errors import StatbenchError
 from statbench.models.shared import hub
 from statbench.models.shared.artefacts import load_or_build
 from statbench.models.shared.specs import DEVICE, SEED
-from statbench.storage.cache import CacheEntry
+from statbench.storage.keys import config_key, keyed_entry
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 PRESETS = {
@@ -90,11 +89,7 @@ LGE_PARAMS = {
 
 
 def _digest(texts: Sequence[str]) -> str:
-    digest = hashlib.sha256()
-    for text in texts:
-        digest.update(text.encode("utf-8", "surrogatepass"))
-        digest.update(b"\1")
-    return digest.hexdigest()
+    return records_digest((text,) for text in texts)
 
 
 class DSR(Retriever):
@@ -176,7 +171,7 @@ class DSR(Retriever):
         encoder = f"frozen:{hub.fingerprint(p['model'])}" if frozen else self._dsr_identity()
         key = {"encoder": encoder, "texts": _digest(texts), "chunk_length": int(p["chunk_length"]),
                "max_doc_length": int(p["max_doc_length"])}
-        entry = CacheEntry(Path(ctx.cache_root) / "dsr-passages" / config_key(key), "dsr-passages", key)
+        entry = keyed_entry(Path(ctx.cache_root) / "dsr-passages", "dsr-passages", key)
 
         def build(staging: Path):
             model = self._dsr()

@@ -10,16 +10,16 @@ then the sections in order of first appearance (a section before its sub-section
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from statbench.api import Document, RunContext
+from statbench.data.checksum import records_digest
 from statbench.errors import StatbenchError
 from statbench.models.shared.artefacts import load_or_build
-from statbench.storage.cache import CacheEntry
+from statbench.storage.keys import keyed_entry
 
 HEADING_FIELD = "heading_path"
 SEPARATOR = "›"
@@ -90,19 +90,15 @@ def build_graph(corpus: Sequence[Document]) -> LegalGraph:
 
 def structure_digest(corpus: Sequence[Document]) -> str:
     """sha256 over the ids and heading paths, in corpus order (the graph's cache key)."""
-    digest = hashlib.sha256()
-    for doc in corpus:
-        digest.update(f"{doc.id}\0{SEPARATOR.join(heading_path(doc))}\1".encode())
-    return digest.hexdigest()
+    return records_digest((doc.id, SEPARATOR.join(heading_path(doc))) for doc in corpus)
 
 
 def cached_graph(corpus: Sequence[Document], ctx: RunContext) -> LegalGraph:
     """:func:`build_graph`, cached under ``$STATBENCH_CACHE/legal-graph/DIGEST``."""
     import numpy as np
 
-    digest = structure_digest(corpus)
-    entry = CacheEntry(Path(ctx.cache_root) / "legal-graph" / digest[:16], "legal-graph",
-                       {"structure": digest, "version": GRAPH_VERSION})
+    entry = keyed_entry(Path(ctx.cache_root) / "legal-graph", "legal-graph",
+                        {"structure": structure_digest(corpus), "version": GRAPH_VERSION})
 
     def build(staging: Path) -> LegalGraph:
         graph = build_graph(corpus)

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from statbench.api import Document
-from statbench.data.checksum import config_key
 from statbench.errors import StatbenchError, one_line
 from statbench.models.late_interaction import colbert_ai
-from statbench.storage.cache import CacheEntry, cached
+from statbench.storage.cache import cached
+from statbench.storage.keys import keyed_entry
 
 KIND = "colbert-plaid"
 INDEX_NAME = "plaid"
@@ -35,9 +35,9 @@ class PlaidIndex:
 
     def __init__(self, root: Path, settings: dict):
         self.settings = settings
-        self.dir = Path(root) / KIND / config_key(settings)
-        self.entry = CacheEntry(self.dir, KIND, settings,
-                                required=("ids.json", "meta.json", f"{INDEX_NAME}/metadata.json"))
+        self.entry = keyed_entry(Path(root) / KIND, KIND, settings,
+                                 required=("ids.json", "meta.json", f"{INDEX_NAME}/metadata.json"))
+        self.dir = self.entry.path
         self.ids: list[str] = []
         self.meta: dict = {}
         self.reused = False

@@ -24,7 +24,6 @@ BM25, QL and TF-IDF on the same task tokenise the corpus once.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import re
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from statbench.contract.params import Param
+from statbench.data.checksum import text_sha256
 from statbench.errors import StatbenchError, UnknownNameError
 from statbench.models.lexical.tokenized import TokenizedCorpus
 from statbench.models.shared.artefacts import ids_digest, load_or_build
@@ -110,7 +110,7 @@ class Analyzer:
         self._vocabulary: _Vocabulary | None = None  # this analyzer's own, for __call__
 
     def key(self) -> str:
-        digest = hashlib.sha256("\n".join(sorted(self.stopwords)).encode()).hexdigest()[:12]
+        digest = text_sha256("\n".join(sorted(self.stopwords)))[:12]
         language = f"zh-{self.segmenter}" if self.language == "zh" else self.language
         return f"{language}-stem{int(self.stem)}-sw{digest}-v{ANALYZER_VERSION}"
 

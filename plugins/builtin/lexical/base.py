@@ -8,11 +8,11 @@ the Lucene backend of BM25 and QL (:mod:`lucene`) with its ``analyzer`` paramete
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from typing import Callable, Sequence
 
 from statbench.api import Document, Query, Ranking, Retriever, RunContext
 from statbench.contract.params import Param
+from statbench.data.checksum import text_sha256
 from statbench.errors import StatbenchError
 from statbench.models.lexical.analysis import Analyzer, primary_language, tokenize_corpus
 from statbench.models.lexical.tokenized import TokenizedCorpus
@@ -75,7 +75,7 @@ class LexicalRetriever(Retriever):
         """The data checksum, or, with headings, a checksum of its own (the indexed text differs)."""
         if not self.params.get("with_headings"):
             return ctx.data_checksum
-        return hashlib.sha256(f"{ctx.data_checksum}\0{HEADING_FIELD}".encode()).hexdigest()
+        return text_sha256(f"{ctx.data_checksum}\0{HEADING_FIELD}")
 
     def analyzer(self, ctx: RunContext) -> Analyzer:
         return Analyzer(ctx.language, stopwords=ctx.stopwords, stem=self.stem, segmenter=self.params["segmenter"])

@@ -15,7 +15,6 @@ run would have."""
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import zlib
@@ -25,13 +24,14 @@ from typing import Sequence
 from statbench import hookimpl
 from statbench.api import Document, RunContext
 from statbench.contract.params import Param
-from statbench.data.checksum import config_key
+from statbench.data.checksum import text_sha256
 from statbench.errors import StatbenchError
 from statbench.models.lexical.bm25 import BM25
 from statbench.models.shared import hub
 from statbench.models.shared.artefacts import ids_digest, load_or_build
 from statbench.models.shared.specs import DEVICE, SEED
 from statbench.storage.cache import CacheEntry
+from statbench.storage.keys import keyed_entry
 
 DEFAULT_MODEL = "doc2query/msmarco-french-mt5-base-v1"
 EXPANSIONS_FILE = "expansions.jsonl"
@@ -59,7 +59,7 @@ class DocT5Query(BM25):
             dataclasses.replace(d, text="\n".join([d.text, *expansions.get(d.id, [])])) for d in corpus
         ]
         # the tokenised-corpus cache is keyed by data checksum: the expanded corpus needs its own
-        checksum = hashlib.sha256(f"{ctx.data_checksum}:{key}".encode()).hexdigest()
+        checksum = text_sha256(f"{ctx.data_checksum}:{key}")
         super().index(expanded, dataclasses.replace(ctx, data_checksum=checksum))
 
     # --- expansion -------------------------------------------------------------------
@@ -73,8 +73,8 @@ class DocT5Query(BM25):
             "top_k": p["top_k"], "seed": p["seed"], "data": ctx.data_checksum,
             "ids": ids_digest(d.id for d in corpus)[:16],
         }
-        key = config_key(settings)
-        return CacheEntry(ctx.cache_root / "doct5query" / key, "doct5query-expansions", settings), key
+        entry = keyed_entry(ctx.cache_root / "doct5query", "doct5query-expansions", settings)
+        return entry, entry.path.name
 
     def expansions(self, corpus: Sequence[Document], ctx: RunContext) -> tuple[dict[str, list[str]], str]:
         entry, key = self.cache_entry(corpus, ctx)
@@ -162,7 +162,7 @@ class Journal:
 
     @staticmethod
     def _digest(ids: list[str], queries: list[list[str]]) -> str:
-        return hashlib.sha256(json.dumps([ids, queries], ensure_ascii=False).encode("utf-8")).hexdigest()
+        return text_sha256(json.dumps([ids, queries], ensure_ascii=False))
 
     def read(self, ctx: RunContext | None = None) -> dict[tuple[str, ...], list[list[str]]]:
         batches: dict[tuple[str, ...], list[list[str]]] = {}

