@@ -155,9 +155,36 @@ def _row_spec(board: str, j: int, rng) -> dict:
             "trained": trained, "skill": min(skill, 0.95)}
 
 
-def generate(root: Path, n: int, seed: int = SEED, run_depth: int = 10) -> list[Path]:
+def _efficiency(spec: dict, queries: int, rng) -> dict:
+    """An efficiency record shaped as the runner writes it (issue 22): lexical rows on 2 CPU
+    cores, the others on a GPU, paid-API figures for a third of the reranked rows, and some
+    figures left out (not measured) as a cached split leaves them."""
+    neural = spec["family"] != "lexical"
+    latency = (0.4 if not neural else 6.0) * (1 + 4 * rng.random()) + (120.0 * rng.random() if spec["reranker"] else 0)
+    record = {
+        "query_latency": {"median_ms": round(latency, 3), "p95_ms": round(latency * (1.5 + rng.random()), 3),
+                          "batch_size": 1 if spec["reranker"] else 32, "queries": queries},
+        "throughput_qps": round(1000.0 / latency, 3),
+        "peak_memory_mb": round(300 + (5000 if neural else 500) * rng.random(), 1),
+        "hardware": {"cpu_model": "AMD EPYC 7B13", "cpu_cores": 2 if not neural else 16,
+                     "gpu": "NVIDIA H100 80GB HBM3" if neural else None},
+    }
+    if rng.random() < 0.8:  # a run whose index came from the cache has no index time or size
+        record["index_seconds"] = round((20 if not neural else 900) * (0.5 + rng.random()), 2)
+        record["index_bytes"] = int((40 if not neural else 400) * 2**20 * (0.5 + rng.random()))
+    if spec["reranker"] and rng.random() < 0.34:
+        docs = queries * 100
+        record["api"] = {"documents_sent": docs, "tokens_sent": None, "cost_usd": round(docs / 100 * 0.002, 4),
+                         "price": "$2.00 per 1,000 searches of up to 100 documents (2024-05)"}
+    return record
+
+
+def generate(root: Path, n: int, seed: int = SEED, run_depth: int = 10, start: int = 0,
+             only: tuple[str, ...] | None = None) -> list[Path]:
     """``n`` results (with their run files) under ``root``, dealt round-robin to the three
-    boards; deterministic for a seed (``created`` dates included)."""
+    boards; deterministic for a seed (``created`` dates included). ``start``: the results
+    ``r{start}...`` of a larger set (each board's configurations continue from there);
+    ``only``: the boards to write (the others' turns are skipped)."""
     import numpy as np
 
     from statbench.leaderboard.sample import sample_results, write_result
@@ -168,13 +195,17 @@ def generate(root: Path, n: int, seed: int = SEED, run_depth: int = 10) -> list[
     queries = {board: _board_queries(board, rng) for board in BOARDS}
     measures = {board: [{"label": m.label, "ir_measure": m.ir_measure} for m in registry.tasks[board].cls.measures]
                 for board in BOARDS}
-    counters = dict.fromkeys(BOARDS, 0)
-    paths = []
     boards = list(BOARDS)
-    for i in range(n):
+    counters = {board: len(range(b, start, len(boards))) for b, board in enumerate(boards)}
+    paths = []
+    i = start - 1
+    while len(paths) < n:
+        i += 1
         board = boards[i % len(boards)]
         j = counters[board]
         counters[board] += 1
+        if only is not None and board not in only:
+            continue
         spec = _row_spec(board, j, rng)
         per_query = _per_query(board, measures[board], queries[board], spec["skill"], rng)
         qids = queries[board][0]
@@ -204,6 +235,7 @@ def generate(root: Path, n: int, seed: int = SEED, run_depth: int = 10) -> list[
         results["environment"] = {"python": "3.11.9", "platform": "Linux-6.1-x86_64",
                                   **({"accelerator": "NVIDIA H100 80GB HBM3"} if spec["family"] != "lexical" else {})}
         flat = [q for names in qids.values() for q in names]
+        results["efficiency"] = _efficiency(spec, len(flat), rng)
         run = "".join(f"{q} Q0 doc{(hash_ * 7919 + d) % 100000} {d + 1} {run_depth - d:.4f} {spec['name']}\n"
                       for hash_, q in enumerate(flat) for d in range(run_depth))
         paths.append(write_result(root / board / f"r{i:05d}", results, run))
@@ -377,6 +409,90 @@ def measure(work: Path, sizes=(100, 1000), run_depth: int = 10, browser: bool = 
     return out
 
 
+def _ensure_generated(work: Path, n: int, run_depth: int) -> Path:
+    results = work / f"results-{n}"
+    stamp = results / f".complete-{n}-{run_depth}"
+    if not stamp.is_file():
+        shutil.rmtree(results, ignore_errors=True)
+        started = time.perf_counter()
+        generate(results, n, run_depth=run_depth)
+        stamp.write_text("ok\n")
+        print(f"generated {n} results in {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
+    return results
+
+
+def _html_inodes(site: Path) -> dict[str, int]:
+    return {p.name: p.stat().st_ino for p in site.glob("*.html")}
+
+
+def _same_tree(a: Path, b: Path) -> bool:
+    files = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    return files == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file()) and all(
+        (a / rel).read_bytes() == (b / rel).read_bytes() for rel in files)
+
+
+def incremental(work: Path, n: int, added: int = 10, run_depth: int = 10, board: str = "bsard") -> dict:
+    """Issue 22's incremental build: a full build of ``n`` results into a new folder, the
+    same build again (nothing changed), then ``added`` results added to one board and built
+    again; each in a fresh process (wall, CPU). Then which pages were written anew (their
+    inode changed; the others are the previous build's, hard-linked), whether the site
+    equals a full build into an empty folder byte for byte, and where an unchanged rebuild
+    spends its time (in-process phases)."""
+    from statbench.storage.paths import cache_root
+
+    work = Path(work)
+    results = _ensure_generated(work, n, run_depth)
+    extra = results / "added"
+    shutil.rmtree(extra, ignore_errors=True)
+    # a cold start: no validated records kept from earlier builds (.records, under $STATBENCH_CACHE)
+    shutil.rmtree(cache_root() / "leaderboard-records", ignore_errors=True)
+    site, full_site = work / f"site-{n}-incremental", work / f"site-{n}-full"
+    for folder in (site, full_site):
+        shutil.rmtree(folder, ignore_errors=True)
+    try:
+        cold = cli_build(results, site)
+        unchanged = cli_build(results, site)
+        profile = profile_build(results, site)
+        before = _html_inodes(site)
+        generate(extra, added, run_depth=run_depth, start=n, only=(board,))
+        after = cli_build(results, site)
+        inodes = _html_inodes(site)
+        rewritten = sorted(name for name, ino in inodes.items() if before.get(name) != ino)
+        full = cli_build(results, full_site)
+        identical = _same_tree(site, full_site)
+    finally:
+        shutil.rmtree(extra, ignore_errors=True)
+    figures = {"n": n, "added": added, "board": board, "cold": cold, "unchanged": unchanged, "after": after,
+               "full_after": full, "rewritten": rewritten, "pages": len(inodes), "identical": identical,
+               "profile_unchanged": profile}
+    print(json.dumps(figures, default=str), file=sys.stderr, flush=True)
+    return figures
+
+
+def incremental_table(runs: list[dict]) -> str:
+    lines = ["| | " + " | ".join(f"N = {r['n']:,}" for r in runs) + " |", "|---" * (len(runs) + 1) + "|"]
+
+    def row(label, fn):
+        lines.append(f"| {label} | " + " | ".join(fn(r) for r in runs) + " |")
+
+    def wall_cpu(key):
+        return lambda r: f"{r[key][0]:.1f} s / {r[key][1]:.1f} s"
+
+    row("full build: empty folder, cold record cache: wall / CPU", wall_cpu("cold"))
+    row("rebuild, nothing changed: wall / CPU", wall_cpu("unchanged"))
+    row("— of which reading + validating every results file (in-process)",
+        lambda r: f"{r['profile_unchanged']['phases'].get('read + validate', 0):.1f} s "
+                  f"({r['profile_unchanged']['phases'].get('read + validate', 0) / r['profile_unchanged']['total']:.0%})")
+    row("rebuild after adding 10 results to one board: wall / CPU",
+        lambda r: f"{r['after'][0]:.1f} s / {r['after'][1]:.1f} s")
+    row("full build of the same results: empty folder, warm record cache: wall / CPU", wall_cpu("full_after"))
+    row("ratio rebuild after adding / cold full build (wall)", lambda r: f"{r['after'][0] / r['cold'][0]:.2f}")
+    row("pages written anew / pages", lambda r: f"{len(r['rewritten'])} / {r['pages']} "
+                                                 f"({', '.join(r['rewritten'][:4])}{', …' if len(r['rewritten']) > 4 else ''})")
+    row("incremental site == full build, byte for byte", lambda r: "yes" if r["identical"] else "**NO**")
+    return "\n".join(lines)
+
+
 def table(figures: dict) -> str:
     """The figures as a markdown table (one column per size)."""
     sizes = sorted(figures)
@@ -434,8 +550,22 @@ def main() -> None:
     parser.add_argument("--no-browser", action="store_true")
     parser.add_argument("--output", type=Path, help="markdown file for the table")
     parser.add_argument("--json", type=Path, help="file for every figure, as JSON")
+    parser.add_argument("--incremental", type=int, nargs="+", metavar="N",
+                        help="measure incremental builds (issue 22) at these sizes instead")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
+    if args.incremental:
+        runs = [incremental(args.work, n, run_depth=args.run_depth) for n in args.incremental]
+        text = "\n".join([
+            "## Incremental builds (issue 22)", "",
+            f"`python bench/leaderboard_scale.py --incremental {' '.join(map(str, args.incremental))}` on "
+            f"{os.cpu_count()} CPUs; fresh process per build.", "", incremental_table(runs), ""])
+        print(text)
+        if args.output:
+            args.output.write_text(text, "utf-8")
+        if args.json:
+            args.json.write_text(json.dumps(runs, indent=1, default=str), "utf-8")
+        return
     figures = measure(args.work, args.sizes, args.run_depth, not args.no_browser)
     text = "\n".join([
         "# Leaderboard at scale (issue 15)", "",

@@ -20,10 +20,11 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from statbench.errors import DataFormatError, StatbenchError
 from statbench.leaderboard.identity import budget, identity  # noqa: F401 (identity: part of this module's interface)
+from statbench.results.record import ModelRecord, Results, as_scores, parse_strict, read_results  # noqa: F401
 from statbench.scoring.publishable import (  # noqa: F401 (the checks live in the core; named here too)
     agreement_problems,
     check_results,
@@ -32,7 +33,10 @@ from statbench.scoring.publishable import (  # noqa: F401 (the checks live in th
     join_problems,
     score_problems,
 )
-from statbench.results.record import ModelRecord, Results, as_scores, parse_strict, read_results  # noqa: F401
+
+if TYPE_CHECKING:
+    from statbench.leaderboard.records import RecordCache
+    from statbench.leaderboard.verify import Verification, Verifier
 
 
 class BoardKey(NamedTuple):
@@ -62,6 +66,8 @@ class Row:
     results: Results
     problems: list[str] = field(default_factory=list)  #: non-fatal (e.g. run file damaged): warnings
     notes: list[str] = field(default_factory=list)  #: e.g. results published without their run file
+    #: what ``build --verify`` found (None: built without verification); a refused row is never a Row
+    verification: Verification | None = None
 
     @property
     def task(self) -> str:
@@ -270,37 +276,65 @@ class Collected:
         return iter((self.boards, self.problems))
 
 
-def collect(root: Path) -> Collected:
+def _read_checked(path: Path, report: list[str], not_results: list[Path]) -> Results | None:
+    """The record of a results file that passed every check, None (with its line in
+    ``report``, or ``path`` in ``not_results``) otherwise."""
+    try:
+        results = read_results(path)
+    except DataFormatError as exc:
+        if "does not match the results schema" in str(exc) and _not_results(path):
+            not_results.append(path)
+        else:
+            report.append(f"skipped {exc}")
+        return None
+    try:
+        record = Results.from_json(results)
+    except (ValueError, TypeError) as exc:  # a schema-valid file the type cannot hold: a statbench bug
+        report.append(f"skipped {path}: {exc}")
+        return None
+    problems = check_results(record)
+    if problems:
+        report.append(f"skipped {path}: {join_problems(problems)}")
+        return None
+    return record
+
+
+def collect(root: Path, verify: Verifier | None = None, records: RecordCache | None = None) -> Collected:
     """Rows per board (sorted by identity), the problems to report (one line each) and the
     notes (superseded results, files that are not results).
 
+    ``verify``: each valid row is verified (:mod:`.verify`) before any is chosen over
+    another; a refused row is left out (its line is the verifier's to report, and it never
+    hides another result of its configuration), an unverifiable one too unless the
+    verifier allows unverified rows (then it is shown with its verification).
+
     A board is one :class:`BoardKey`: scores on other data, other queries, another task
     version or other measure definitions are not comparable, so they never share a table
-    or a significance test (see :func:`board_names` for the names)."""
+    or a significance test (see :func:`board_names` for the names).
+
+    ``records``: a :class:`~statbench.leaderboard.records.RecordCache` of the files validated
+    by earlier builds (a file unchanged since is not parsed and checked again)."""
     report: list[str] = []
     notes: list[str] = []
     not_results: list[Path] = []
     chosen: dict[tuple, Row] = {}
     for path in find_results(root):
-        try:
-            results = read_results(path)
-        except DataFormatError as exc:
-            if "does not match the results schema" in str(exc) and _not_results(path):
-                not_results.append(path)
-            else:
-                report.append(f"skipped {exc}")
-            continue
-        try:
-            record = Results.from_json(results)
-        except (ValueError, TypeError) as exc:  # a schema-valid file the type cannot hold: a statbench bug
-            report.append(f"skipped {path}: {exc}")
-            continue
-        problems = check_results(record)
-        if problems:
-            report.append(f"skipped {path}: {join_problems(problems)}")
-            continue
+        cached = records.entry(path) if records is not None else None
+        record = cached.get() if cached is not None else None
+        if record is None:
+            record = _read_checked(path, report, not_results)
+            if record is None:
+                continue
+            if cached is not None:
+                cached.put(record)
+        verification = None
+        if verify is not None:
+            verification = verify.verify(record, path)
+            if verification.status == "refused" or (verification.status == "unverifiable"
+                                                    and not verify.allow_unverified):
+                continue
         ident = identity(record)
-        row = Row(key=row_key(ident), identity=ident, path=path, results=record)
+        row = Row(key=row_key(ident), identity=ident, path=path, results=record, verification=verification)
         slot = (row.board, row.key)
         previous = chosen.get(slot)
         if previous is None:

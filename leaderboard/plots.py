@@ -145,3 +145,99 @@ def category_bars(categories: list[str], series: list[Series], measure: str, gro
     parts.extend(_legend(series, width + 8, top + 4))
     parts.append("</svg>")
     return "".join(parts)
+
+
+@dataclass
+class Point:
+    label: str
+    x: float  #: what a row costs (latency, USD): less is better
+    y: float  #: its quality: more is better
+
+
+def _ticks(lo: float, hi: float, log: bool) -> list[float]:
+    if log:
+        first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+        return [10.0 ** e for e in range(first, last + 1)]
+    step = (hi - lo) / 4
+    return [lo + i * step for i in range(5)]
+
+
+def _tick_text(v: float) -> str:
+    if v == 0:
+        return "0"
+    if abs(v) >= 1000 or abs(v) < 0.01:
+        return f"{v:.0e}".replace("e+0", "e").replace("e-0", "e-")
+    return f"{v:.3g}"
+
+
+def pareto_plot(points: list[Point], title: str, x_label: str, y_label: str) -> str:
+    """Quality against cost, one dot per row, the Pareto frontier (the rows no other row
+    beats on both) drawn as a staircase and named in the legend; a log x axis when the
+    costs span more than 20x. Empty string when fewer than two rows have both figures."""
+    from statbench.leaderboard.efficiency import pareto_front
+
+    points = [p for p in points if math.isfinite(p.x) and math.isfinite(p.y)]
+    if len(points) < 2:
+        return ""
+    front = pareto_front([(p.x, p.y) for p in points])
+    on_front = set(front)
+    xs, ys = [p.x for p in points], [p.y for p in points]
+    log = min(xs) > 0 and max(xs) / min(xs) > 20
+    if log:
+        x_lo, x_hi = 10.0 ** math.floor(math.log10(min(xs))), 10.0 ** math.ceil(math.log10(max(xs)))
+    else:
+        x_lo, x_hi = min(0.0, min(xs)), max(xs) * 1.05 if max(xs) > 0 else 1.0
+    y_lo, y_hi = math.floor(min(ys) * 20) / 20, math.ceil(max(ys) * 20) / 20
+    if y_hi <= y_lo:
+        y_lo, y_hi = y_lo - 0.05, y_hi + 0.05
+    width, height, left, right, top, bottom, legend_w = 560, 300, 56, 16, 28, 40, 260
+    pw, ph = width - left - right, height - top - bottom
+
+    def px(x):
+        if log:
+            return left + (math.log10(x) - math.log10(x_lo)) / (math.log10(x_hi) - math.log10(x_lo)) * pw
+        return left + (x - x_lo) / (x_hi - x_lo) * pw
+
+    def py(y):
+        return top + (1 - (y - y_lo) / (y_hi - y_lo)) * ph
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart pareto" role="img" viewBox="0 0 {width + legend_w} '
+        f'{max(height, top + 18 * len(front) + 10)}" width="{width + legend_w}">',
+        f"<title>{escape(title)}</title>",
+        f'<text class="chart-title" x="{left}" y="16">{escape(title)}</text>',
+    ]
+    for tick in _ticks(y_lo, y_hi, False):
+        y = py(tick)
+        parts.append(f'<line class="grid" x1="{left}" y1="{_f(y)}" x2="{left + pw}" y2="{_f(y)}"/>')
+        parts.append(f'<text class="tick" x="{left - 6}" y="{_f(y + 4)}" text-anchor="end">{tick:.3f}</text>')
+    for tick in _ticks(x_lo, x_hi, log):
+        x = px(tick)
+        parts.append(f'<line class="grid" x1="{_f(x)}" y1="{top}" x2="{_f(x)}" y2="{top + ph}"/>')
+        parts.append(f'<text class="tick" x="{_f(x)}" y="{top + ph + 16}" text-anchor="middle">{_tick_text(tick)}</text>')
+    axis = f"{x_label}{' (log scale)' if log else ''}"
+    parts.append(f'<text class="axis" x="{left + pw / 2:.0f}" y="{height - 6}" text-anchor="middle">{escape(axis)}</text>')
+    parts.append(f'<text class="axis" x="12" y="{top + ph / 2:.0f}" text-anchor="middle" '
+                 f'transform="rotate(-90 12 {top + ph / 2:.0f})">{escape(y_label)}</text>')
+    # the frontier: a staircase through the non-dominated rows, cheapest first
+    steps = []
+    for n, i in enumerate(front):
+        if n:
+            steps.append((px(points[i].x), py(points[front[n - 1]].y)))
+        steps.append((px(points[i].x), py(points[i].y)))
+    if len(steps) > 1:
+        parts.append('<polyline class="frontier" fill="none" stroke="#1d2330" stroke-width="1.5" '
+                     f'stroke-dasharray="4 2" points="{" ".join(f"{_f(x)},{_f(y)}" for x, y in steps)}"/>')
+    for i, p in enumerate(points):
+        if i in on_front:
+            continue
+        parts.append(f'<circle class="dominated" cx="{_f(px(p.x))}" cy="{_f(py(p.y))}" r="3" fill="#bab0ac">'
+                     f"<title>{escape(p.label)}: {_tick_text(p.x)}, {p.y:.4f}</title></circle>")
+    for n, i in enumerate(front):
+        p = points[i]
+        parts.append(f'<circle class="front" cx="{_f(px(p.x))}" cy="{_f(py(p.y))}" r="4.5" fill="{colour(n)}" '
+                     f'stroke="#1d2330" stroke-width="0.8"><title>{escape(p.label)}: {_tick_text(p.x)}, {p.y:.4f} '
+                     f"(on the frontier)</title></circle>")
+    parts.extend(_legend([Series(points[i].label, {}) for i in front], width + 8, top + 4))
+    parts.append("</svg>")
+    return "".join(parts)

@@ -8,6 +8,8 @@ swapped in only when complete."""
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import gzip
 import json
 import math
@@ -23,10 +25,14 @@ from statbench.api import FAMILIES
 from statbench.data.checksum import file_sha256
 from statbench.errors import StatbenchError
 from statbench.leaderboard.collect import FIRST_VERSION, Row, collect, is_bounded
+from statbench.leaderboard.efficiency import COLUMNS as EFFICIENCY_COLUMNS
+from statbench.leaderboard.efficiency import efficiency_cells
+from statbench.leaderboard.incremental import MARKER, board_digest, files_of, marker_text, read_manifest, reuse
+from statbench.leaderboard.pareto import pareto_charts
 from statbench.leaderboard.plots import Series, category_bars, recall_curves, recall_cutoffs
+from statbench.leaderboard.records import RecordCache
 from statbench.scoring.reproduction import copy_reproduction
 
-MARKER = ".statbench-site"
 DEFAULT_BASELINE = "bm25"
 #: rows per page of a task's table: a board with more is written as several static pages
 #: (every row on exactly one, each page complete without JavaScript); the script pages,
@@ -45,6 +51,7 @@ class BuildReport:
     boards: int = 0  #: task tables (a board of many rows spans several pages)
     problems: list[str] = field(default_factory=list)  #: warnings: broken results, unlinked run files
     notes: list[str] = field(default_factory=list)  #: superseded results, files that are not results
+    rendered: list[str] = field(default_factory=list)  #: boards rendered (the others kept the previous build's files)
 
 
 def json_for_html(obj) -> str:
@@ -283,6 +290,8 @@ def _row_view(row: Row, measures: list[dict], tested: str, comparison, is_baseli
         "comparison": comparison,
         "is_baseline": is_baseline,
         "breakdown": [b for b in breakdown if b["values"]],
+        "efficiency": efficiency_cells(res),
+        "verification": verification_view(getattr(row, "verification", None)),
         "provenance": {
             "statbench_version": res.statbench_version,
             "plugin": _plugin_text(plugin),
@@ -308,6 +317,19 @@ def _row_view(row: Row, measures: list[dict], tested: str, comparison, is_baseli
             "notes": list(row.notes),
         },
     }
+
+
+def verification_view(verification) -> dict | None:
+    """The badge of a row's verification (None: the board was built without ``--verify``):
+    ``status``, the badge's ``text`` and its tooltip ``title`` (the date and the statbench
+    version that verified it, or why it could not be)."""
+    if verification is None:
+        return None
+    if verification.status == "verified":
+        title = (f"re-scored from its run file against the task's judgements on {verification.verified_on or '?'} "
+                 f"by statbench {verification.statbench_version or '?'}: every figure agrees")
+        return {"status": "verified", "text": "verified", "title": title}
+    return {"status": verification.status, "text": verification.status, "title": verification.reason or ""}
 
 
 #: what a reproduce command puts in place of the recorded ``--data-dir``: an absolute path
@@ -561,6 +583,10 @@ def _row_data(v: dict, page_index: int) -> dict:
         "source": v.get("source") or "",
         "trained": _trained_text(v["trained"]),
         "budget": v.get("budget") or "",
+        "eff": [[c["text"], c["title"]] for c in v.get("efficiency") or []] or None,
+        "effv": {c["key"]: c["value"] for c in v.get("efficiency") or [] if c["value"] is not None},
+        "ver": None if not v.get("verification") else [v["verification"]["status"], v["verification"]["text"],
+                                                         v["verification"]["title"]],
         "cells": [[_fmt(c["mean"]), _fmt(c["std"]) if c["folds"] else None,
                    [_fmt(f["value"]) for f in c["folds"]] or None, c["marker"]] for c in v["cells"]],
         "p": format_p(comparison.p_holm) if comparison is not None else None,
@@ -620,6 +646,7 @@ def _task_page(name: str, rows: list[Row], baseline: str, measure: str | None, d
         "has_pool": any(v["pool"] for v in table),
         "tested": tested,
         "baseline": base and labels[base.key],
+        "eff_columns": len(EFFICIENCY_COLUMNS),
         "rows": {v["key"]: _row_data(v, i // page_size) for i, v in enumerate(table)},
     }
     # a board of several pages keeps its JSON in one script beside them (loaded once, not
@@ -654,6 +681,8 @@ def _task_page(name: str, rows: list[Row], baseline: str, measure: str | None, d
         "has_folds": any(v.get("multi_split") for v in views),
         "has_trained": any(v["trained"] for v in views),
         "charts": _charts(charted, refs, info["measures"], tested, labels),
+        "pareto": pareto_charts(rows, tested, labels),
+        "eff_columns": EFFICIENCY_COLUMNS,
         "charted": len(charted) if len(charted) < len(rows) else 0,
         "blob": blob,
         "best": next((v for v in table if not v["reference"]), None),
@@ -690,67 +719,157 @@ def _swap_in(tmp: Path, out_dir: Path) -> None:
 
 
 def build_site(results_dir, out_dir, baseline: str = DEFAULT_BASELINE, measure: str | None = None,
-               copy_runs: bool = True, page_size: int = PAGE_SIZE) -> BuildReport:
+               copy_runs: bool = True, page_size: int = PAGE_SIZE, verify=None) -> BuildReport:
     """Build the site from every results JSON under ``results_dir`` into ``out_dir``; a
-    task's table of more than ``page_size`` rows is written as several pages."""
+    task's table of more than ``page_size`` rows is written as several pages. ``verify``: a
+    :class:`~statbench.leaderboard.verify.Verifier` every row is verified by (``--verify``)."""
     if page_size < 1:
         raise StatbenchError(f"page size {page_size} is not a positive number of rows")
     results_dir, out_dir = Path(results_dir), Path(out_dir)
-    collected = collect(results_dir)
+    with _no_gc_pauses():
+        collected = collect(results_dir, verify=verify, records=RecordCache.default())
     tasks = collected.boards
     report = BuildReport(out_dir=out_dir, problems=collected.problems, notes=list(collected.notes))
+    _drop_refused(tasks, report)
     if measure is not None and tasks:
         known = sorted({m.label for rows in tasks.values() for row in rows for m in row.results.measures})
         if measure not in known:
             raise StatbenchError(f"--measure {measure!r} is not a measure of any board (measures: {', '.join(known)})")
     env = _environment()
+    previous = read_manifest(out_dir)
     tmp = _prepare_out(out_dir)
     try:
-        pages = []
-        used_slugs: set[str] = set()
+        slugs = _board_slugs(tasks)
+        nav = [{"name": name, "slug": task_slug} for name, task_slug in slugs.items()]
+        options = {"baseline": baseline, "measure": measure, "copy_runs": copy_runs, "page_size": page_size}
+        context = {"version": __version__, "tasks": nav}
+        boards, summaries = {}, []
         without_run = 0
         for name, rows in tasks.items():
-            task_slug = slug(name)
-            while task_slug in used_slugs:  # only if two names slug alike, which the hash suffix makes unlikely
-                task_slug += "-x"
-            used_slugs.add(task_slug)
-            page = _task_page(name, rows, baseline, measure, tmp, task_slug, copy_runs, results_dir, page_size)
-            report.problems.extend(f"{name}: {problem}" for problem in page["problems"])
-            for view in page["rows"]:
-                for problem in (view.get("provenance") or {}).get("problems", []):
-                    report.problems.append(f"{name}: {view['label']}: {problem}")
-                without_run += bool((view.get("provenance") or {}).get("notes"))
-            if measure is not None and page["tested"] != measure:
-                report.notes.append(f"{name}: no measure {measure!r} on this board: tested {page['tested']} instead")
-            if page["baseline"] is None:
-                report.notes.append(f"{name}: no results of baseline {baseline!r}: no significance tests")
-            pages.append(page)
+            # a board whose inputs are those of the previous build keeps its files (see .incremental)
+            digest = board_digest(name, slugs[name], rows, options, nav, results_dir)
+            entry = previous.get(name)
+            if not (_entry_shape(entry) and reuse(entry, digest, out_dir, tmp)):
+                entry = _render_board(env, context, name, rows, baseline, measure, tmp, slugs[name], copy_runs,
+                                      results_dir, page_size)
+                entry["digest"] = digest
+                report.rendered.append(name)
+            report.problems.extend(entry["problems"])
+            report.notes.extend(entry["notes"])
+            without_run += entry["without_run"]
+            report.pages.extend(out_dir / rel for rel in entry["pages"])
+            summaries.append(entry["summary"])
+            boards[name] = entry
             report.rows += len(rows)
             report.boards += 1
         if without_run:
             report.notes.append(f"{without_run} result(s) without their run file (not linked; their figures are shown)")
-        context = {"version": __version__, "tasks": pages}
-        task_template = env.get_template("task.html")
-        for page in pages:
-            if page["data_src"]:
-                _write(tmp / page["data_src"], f"window.statbenchLeaderboard = {json_for_html(page['blob'])};\n")
-            for part in page["parts"]:
-                _write(tmp / part["file"], task_template.render(page=page, part=part, **context))
-                report.pages.append(out_dir / part["file"])
-            if page["sig_href"]:
-                _write(tmp / page["sig_href"], env.get_template("significance.html").render(page=page, **context))
-                report.pages.append(out_dir / page["sig_href"])
-        _write(tmp / "index.html", env.get_template("index.html").render(**context))
+        _write(tmp / "index.html", env.get_template("index.html").render(version=__version__, tasks=summaries))
         report.pages.insert(0, out_dir / "index.html")
         static = resources.files("statbench.leaderboard").joinpath("static")
         for name in ("leaderboard.css", "leaderboard.js"):
             _write(tmp / "static" / name, static.joinpath(name).read_text("utf-8"))
-        _write(tmp / MARKER, "built by statbench leaderboard build; this folder is replaced on each build\n")
+        _write(tmp / MARKER, marker_text(boards))
         _swap_in(tmp, out_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return report
+
+
+@contextlib.contextmanager
+def _no_gc_pauses():
+    """Reading thousands of results allocates millions of objects, none in a cycle: the
+    cycle collector's passes over an ever larger heap made 10,000 results quadratic."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _board_slugs(tasks: dict) -> dict[str, str]:
+    """Board name -> the slug of its files, unique among the boards."""
+    slugs: dict[str, str] = {}
+    used: set[str] = set()
+    for name in tasks:
+        task_slug = slug(name)
+        while task_slug in used:  # only if two names slug alike, which the hash suffix makes unlikely
+            task_slug += "-x"
+        used.add(task_slug)
+        slugs[name] = task_slug
+    return slugs
+
+
+def _entry_shape(entry) -> bool:
+    """Whether a previous build's manifest entry holds what a reused board needs."""
+    return (isinstance(entry, dict) and isinstance(entry.get("summary"), dict)
+            and isinstance(entry.get("without_run"), int)
+            and all(isinstance(entry.get(k), list) and all(isinstance(x, str) for x in entry[k])
+                    for k in ("problems", "notes", "pages")))
+
+
+def _render_board(env, context: dict, name: str, rows: list[Row], baseline: str, measure: str | None, tmp: Path,
+                  task_slug: str, copy_runs: bool, results_dir: Path, page_size: int) -> dict:
+    """Test, copy and render one board into ``tmp``; its manifest entry (less its digest):
+    the files it wrote with their sha256, what the build says about it, its index line."""
+    page = _task_page(name, rows, baseline, measure, tmp, task_slug, copy_runs, results_dir, page_size)
+    problems = [f"{name}: {problem}" for problem in page["problems"]]
+    notes = []
+    without_run = 0
+    files = []
+    for view in page["rows"]:
+        provenance = view.get("provenance") or {}
+        for problem in provenance.get("problems", []):
+            problems.append(f"{name}: {view['label']}: {problem}")
+        without_run += bool(provenance.get("notes"))
+        if provenance.get("run_href"):
+            files.append(provenance["run_href"])
+        if provenance.get("reproduction") is not None:
+            files.append(provenance["reproduction"].href)
+    if measure is not None and page["tested"] != measure:
+        notes.append(f"{name}: no measure {measure!r} on this board: tested {page['tested']} instead")
+    if page["baseline"] is None:
+        notes.append(f"{name}: no results of baseline {baseline!r}: no significance tests")
+    pages = []
+    if page["data_src"]:
+        _write(tmp / page["data_src"], f"window.statbenchLeaderboard = {json_for_html(page['blob'])};\n")
+        files.append(page["data_src"])
+    task_template = env.get_template("task.html")
+    for part in page["parts"]:
+        _write(tmp / part["file"], task_template.render(page=page, part=part, **context))
+        pages.append(part["file"])
+    if page["sig_href"]:
+        _write(tmp / page["sig_href"], env.get_template("significance.html").render(page=page, **context))
+        pages.append(page["sig_href"])
+    best = page["best"]
+    summary = {
+        "name": name, "slug": task_slug, "words": page["words"], "title": page["info"]["title"],
+        "language": page["info"]["language"], "n_results": page["n_results"], "tested": page["tested"],
+        "baseline": page["baseline"],
+        "best": None if best is None else {"label": best["label"], "value": _fmt(best["cells"][page["tested_index"]]["mean"])},
+    }
+    return {"problems": problems, "notes": notes, "without_run": without_run, "pages": pages,
+            "files": files_of(tmp, files + pages), "summary": summary}
+
+
+def _drop_refused(tasks: dict[str, list[Row]], report: BuildReport) -> None:
+    """A refused row (a figure its run file does not give) never reaches the site, whoever
+    collected it: each is one problem line, and a board left empty is not written."""
+    for name in list(tasks):
+        kept = []
+        for row in tasks[name]:
+            verification = getattr(row, "verification", None)
+            if verification is not None and verification.status == "refused":
+                report.problems.append(f"{name}: refused {row.path}: {verification.reason}")
+            else:
+                kept.append(row)
+        if kept:
+            tasks[name] = kept
+        else:
+            del tasks[name]
 
 
 def _write(path: Path, text: str) -> None:

@@ -186,7 +186,7 @@ def _measure(name="Good", **attrs):
 
 
 @pytest.mark.parametrize("cls, message", [
-    (int, "must subclass statbench.scoring.measures.CustomMeasure"),
+    (int, "must subclass statbench.api.CustomMeasure"),
     (_measure("P"), "M.name 'P' is an ir-measures measure; a custom measure needs its own name"),
     (_measure("F2"), "M.name 'F2' must be letters, digits and '_', starting with a letter and not ending with a digit"),
     (_measure("my-measure"), "M.name 'my-measure' must be letters"),

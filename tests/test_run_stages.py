@@ -64,7 +64,8 @@ def test_stages_called_with_values_write_what_execute_writes(stard_dir, tmp_path
     for name in ("run.trec", "qrels.trec"):
         assert (tmp_path / "parts" / name).read_bytes() == (tmp_path / "whole" / name).read_bytes()
     parts, full = (json.loads(p.read_text()) for p in (outcome.results_path, whole.results_path))
-    varying = ("timings", "cache", "command", "created")  # the output folder is in the command
+    # the output folder is in the command; timings and efficiency are measured per process (a cached run measures none)
+    varying = ("timings", "cache", "command", "created", "efficiency")
     assert {k: v for k, v in parts.items() if k not in varying} == {k: v for k, v in full.items() if k not in varying}
     assert parts["cache"] == full["cache"] | {f"fold-{i}": "hit" for i in range(1, 6)}
 

@@ -143,7 +143,12 @@ def comparability_problem(a, b, labels: list[str], names: tuple[str, str], insta
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), help="Folder holding the task's files.")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the test results as JSON.")
-def compare(run_a, run_b, task, measures, splits, data_dir, alpha, as_json):
+@click.option("--format", "fmt", type=click.Choice(("latex", "markdown", "csv")),
+              help="Print the two inputs as a table for a paper instead (significance marker on B, "
+                   "the test named in a footnote).")
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the --format table here [default: stdout].")
+def compare(run_a, run_b, task, measures, splits, data_dir, alpha, as_json, fmt, output):
     """Paired test of RUN_B against RUN_A (the baseline) on per-query scores.
 
     Wilcoxon signed-rank (zero differences dropped), Cohen's d of the differences,
@@ -151,7 +156,8 @@ def compare(run_a, run_b, task, measures, splits, data_dir, alpha, as_json):
     win/tie/loss counts, on the queries both inputs scored. Inputs are TREC runs or
     results JSON files, of the same task version and data, whose every tested label
     measures the same thing. With several --measure, p is also given Holm-adjusted over
-    them."""
+    them. --format latex|markdown|csv writes A and B as a table for a paper instead
+    (B's marker from this test, named in a footnote)."""
     from dataclasses import replace
 
     from statbench.errors import StatbenchError
@@ -165,6 +171,10 @@ def compare(run_a, run_b, task, measures, splits, data_dir, alpha, as_json):
         query_set_difference,
     )
 
+    if fmt and as_json:
+        raise StatbenchError("--json and --format are two outputs: give one")
+    if output is not None and not fmt:
+        raise StatbenchError("--output writes the --format table: give --format too")
     a, task_a, data_a = _scores_of(run_a, task, data_dir, list(splits) or None)
     b, task_b, data_b = _scores_of(run_b, task or task_a, data_dir, list(splits) or None)
     if task_a != task_b:
@@ -191,6 +201,12 @@ def compare(run_a, run_b, task, measures, splits, data_dir, alpha, as_json):
         (result,) = compare_to_baseline(str(run_a), scores_a, {str(run_b): scores_b}, measure, alpha=alpha)
         results.append(result)
     results = [replace(r, p_holm=p) for r, p in zip(results, holm([r.p_value for r in results]))]
+    if fmt:
+        from statbench.commands.table_formats import render, write_table
+
+        table = paper_table(task_a, (run_a, a), (run_b, b), results, alpha, (data_a, data_b))
+        write_table(render(table, fmt), output)
+        return
     if as_json:
         if len(results) == 1:
             click.echo(json.dumps({"task": task_a, **results[0].as_dict()}, indent=2))
@@ -219,6 +235,74 @@ def compare(run_a, run_b, task, measures, splits, data_dir, alpha, as_json):
             f"  at alpha = {alpha:g}: {verdict}",
         ]
     click.echo("\n".join(lines))
+
+
+def _display_name(path: Path, scores) -> str:
+    """What a row of the table is called: the model (and reranker) a results file records,
+    else the run file's name."""
+    from statbench.results.record import Results
+
+    if isinstance(scores, Results):
+        return " → ".join([scores.model.name] + ([scores.reranker.name] if scores.reranker else []))
+    return path.name
+
+
+def _told_apart(names: list[str], a, b) -> list[str] | None:
+    """``names`` with the model parameters that differ between two results files
+    (``bm25 (backend=lucene)``), None when none differ or an input is a TREC run."""
+    from statbench.results.record import Results
+
+    if not (isinstance(a, Results) and isinstance(b, Results)):
+        return None
+    differ = sorted(k for k in set(a.model.params) | set(b.model.params) if a.model.params.get(k) != b.model.params.get(k))
+    if not differ:
+        return None
+    return [f"{name} ({', '.join(f'{k}={s.model.params[k]}' for k in differ if k in s.model.params)})"
+            for name, s in zip(names, (a, b))]
+
+
+def paper_table(task: str, a, b, results, alpha: float, checksums):
+    """The two inputs as a :class:`~statbench.commands.table_formats.PaperTable`: A (the
+    baseline) then B, a column per tested measure (mean ± std over splits when scored on
+    several), B's marker and Holm-adjusted p from ``results`` (the printed test's)."""
+    from statbench.commands.table_formats import Cell, PaperTable, Section, TableRow
+    from statbench.results.record import as_scores
+
+    (path_a, scores_a), (path_b, scores_b) = a, b
+    names = [_display_name(path_a, scores_a), _display_name(path_b, scores_b)]
+    if names[0] == names[1]:  # one model twice: told apart by the parameters that differ, else the files
+        names = _told_apart(names, scores_a, scores_b) or [f"{names[0]} (A: {path_a})", f"{names[1]} (B: {path_b})"]
+    by_measure = {r.measure: r for r in results}
+
+    def cells(scores, tested: bool):
+        out = []
+        s = as_scores(scores)
+        for measure in by_measure:
+            agg = s.aggregate.get(measure)
+            result = by_measure[measure]
+            marker = ""
+            if tested and result.direction:
+                marker = "up" if result.direction > 0 else "down"
+            out.append(Cell(value=None if agg is None else agg.mean,
+                            std=agg.std if agg is not None and len(s.splits) > 1 else None,
+                            marker=marker, p=result.p_holm if tested else None))
+        return tuple(out)
+
+    rows = (TableRow(f"{names[0]} (baseline)", cells(scores_a, False)), TableRow(names[1], cells(scores_b, True)))
+    first = results[0]
+    data = next((c for c in checksums if c), None)
+    footnotes = [f"Task {task}, {first.n} paired queries" + (f", data checksum {data[:12]}" if data else "") + "."]
+    splits = as_scores(scores_a).splits
+    if len(splits) > 1:
+        footnotes.append(f"Mean ± standard deviation (sample) over the {len(splits)} splits "
+                         f"({', '.join(s.name for s in splits)}).")
+    footnotes.append("Bold: the better figure of each column (compared as printed; tied figures are both bold).")
+    correction = (f"; Holm–Bonferroni correction over the {len(results)} measures" if len(results) > 1
+                  else "; one measure, no correction")
+    footnotes.append(f"↑/↓: {names[1]} significantly better/worse than {names[0]} (two-sided Wilcoxon "
+                     f"signed-rank test on per-query scores, zero differences dropped{correction}; α = {alpha:g}).")
+    return PaperTable(caption=f"{names[1]} against {names[0]} on {task}", measures=tuple(by_measure),
+                      sections=(Section(None, rows),), footnotes=tuple(footnotes), tested=True)
 
 
 @hookimpl

@@ -83,6 +83,11 @@ class Retriever(_Configurable):
 
     #: True if the model learns from each split's training queries (e.g. fine-tuned encoders).
     trainable: ClassVar[bool] = False
+    #: Queries per ``search`` call when the runner times per-query latency (results.json's
+    #: ``efficiency.query_latency``); ``None``: all of a split's queries in one call, no latency.
+    #: Declare it only where a query's ranking does not depend on the other queries of the call
+    #: (the run file must not change): not for encoders whose floats move with the batch.
+    query_batch: ClassVar[int | None] = None
 
     def index(self, corpus: Sequence[Document], ctx: RunContext) -> None:
         raise NotImplementedError
@@ -99,6 +104,13 @@ class Reranker(_Configurable):
     """Reorders a fixed list of candidates per query."""
 
     family: ClassVar[str] = "reranker"
+
+    def api_usage(self) -> Mapping[str, object] | None:
+        """A paid reranker's usage in this process (results.json's ``efficiency.api``):
+        ``{"documents_sent": int, "tokens_sent": int | None, "cost_usd": float | None,
+        "price": str | None}``, counting only what was sent (answers from a response cache
+        cost nothing) and pricing only measured units. ``None`` (the default): it pays no one."""
+        return None
 
     def rerank(
         self,

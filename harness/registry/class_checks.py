@@ -102,7 +102,7 @@ def check_measure_class(cls) -> None:
     import ir_measures
 
     if not (isinstance(cls, type) and issubclass(cls, CustomMeasure)):
-        raise PluginError(f"{cls!r} must subclass statbench.scoring.measures.CustomMeasure")
+        raise PluginError(f"{cls!r} must subclass statbench.api.CustomMeasure")
     label = cls.__name__
     name = getattr(cls, "name", None)
     if not isinstance(name, str) or not _MEASURE_NAME.fullmatch(name):

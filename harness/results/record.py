@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from statbench import __version__
+from statbench.data.atomic import write_json
 from statbench.errors import DataFormatError
 from statbench.results.jsonrecord import (
     Define,
@@ -37,7 +38,6 @@ from statbench.results.jsonrecord import (
     required,
     schema_differences,
 )
-from statbench.data.atomic import write_json
 
 # --- the results record as a type ------------------------------------------------------------
 #
@@ -193,6 +193,59 @@ class EvaluatedRun(RunScores):
     run_file: RunFile
 
 
+# --- efficiency and cost: measured, never estimated (absent = not measured in this process) ---
+
+
+@dataclass(frozen=True, kw_only=True)
+class QueryLatency(JsonRecord):
+    """Per-query latency of the final stage, timed one batch of ``batch_size`` queries at a
+    time (a query's latency = its batch's seconds / the queries in it)."""
+
+    median_ms: NonNegative
+    p95_ms: NonNegative
+    batch_size: Annotated[int, Schema(minimum=1)] = required("queries per timed call")
+    queries: Count = required("queries whose latency was measured")
+
+
+@dataclass(frozen=True, kw_only=True)
+class HardwareRecord(JsonRecord):
+    """The machine the figures were measured on."""
+
+    cpu_model: str | None = optional()
+    cpu_cores: Annotated[int, Schema(minimum=1)] | None = optional("CPU cores this process may run on")
+    gpu: str | None = nullable("the CUDA device torch used; null: the run used no GPU")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiUsage(JsonRecord):
+    """What a paid reranker sent in this process (answers from the response cache are not
+    counted and cost nothing) and what it cost at the recorded price."""
+
+    documents_sent: Count
+    tokens_sent: Count | None = nullable("tokens the provider reported billing; null: it reports none")
+    cost_usd: NonNegative | None = nullable("measured units x the recorded price; null: no price for the model")
+    price: str | None = nullable("the price applied, as text with its unit, date and source")
+
+
+@dataclass(frozen=True, kw_only=True)
+class EfficiencyRecord(JsonRecord):
+    """Efficiency and cost, measured in the process that wrote the results: a key is absent
+    when it was not measured there (a split answered by the cache has no index or search
+    time), never 0 for unknown."""
+
+    index_seconds: NonNegative | None = optional("seconds spent indexing (and training) in this process")
+    search_seconds: NonNegative | None = optional("seconds the final stage spent on the queries (search, "
+                                                  "plus rerank for a reranked run)")
+    query_latency: QueryLatency | None = optional()
+    throughput_qps: NonNegative | None = optional("queries measured / search_seconds")
+    peak_memory_mb: NonNegative | None = optional("the largest peak resident set of one process of the run "
+                                                  "(itself or a finished worker: ru_maxrss), in MiB")
+    index_bytes: Count | None = optional("size on disk of the model's cache folder for this configuration after "
+                                         "indexing (per-split indexes: the largest)")
+    hardware: HardwareRecord | None = optional()
+    api: ApiUsage | None = optional("paid rerankers only")
+
+
 @dataclass(frozen=True, kw_only=True)
 class Results(RunScores):
     """One scored run of one model (optionally a first stage plus a reranker) on one task."""
@@ -217,6 +270,8 @@ class Results(RunScores):
     throughput: dict[str, NonNegative] | None = optional()
     environment: dict[str, str] | None = optional()
     extra: dict[str, Any] | None = optional()
+    efficiency: EfficiencyRecord | None = optional("efficiency and cost measured in this process (absent keys: "
+                                                   "not measured)")
 
     @classmethod
     def read(cls, path) -> Results:
@@ -229,7 +284,7 @@ class Results(RunScores):
               pool_sha256: str | None = None, created: str | None = None, statbench_version: str | None = None,
               environment: Mapping[str, str] | None = None, cache: Mapping[str, str] | None = None,
               cache_invalid=(), throughput: Mapping[str, float] | None = None,
-              extra: Mapping | None = None) -> Results:
+              extra: Mapping | None = None, efficiency: EfficiencyRecord | None = None) -> Results:
         """The one builder of results (the runner, the sample generator): the scores plus
         the provenance. ``created`` defaults to now (UTC, whole seconds); an empty
         ``cache_invalid`` or ``throughput`` is left out of the file."""
@@ -246,6 +301,7 @@ class Results(RunScores):
             throughput=dict(throughput) if throughput else None,
             environment=None if environment is None else dict(environment),
             extra=None if extra is None else dict(extra),
+            efficiency=efficiency,
         )
 
 

@@ -44,6 +44,7 @@ from statbench.loading.splits import select_splits
 from statbench.registry.checks import check_rankings, check_rerank_complete
 from statbench.registry.plugins import Registered, call_plugin, get_registry
 from statbench.results.record import (
+    ApiUsage,
     CacheInvalid,
     ModelRecord,
     PluginRecord,
@@ -53,6 +54,7 @@ from statbench.results.record import (
     TaskRecord,
     write_results,
 )
+from statbench.run.efficiency import Measured, SharedProgress, batches, peak_mark
 from statbench.run.outputs import OutputSet
 from statbench.run.request import (
     RunRequest,
@@ -124,14 +126,17 @@ class Ranked(SplitRuns):
     """The rank stage's value: every selected split's run (a mapping query id -> ranking,
     holding the verified bytes of each split's run), with where each split's run came from
     (``"hit"``: the cache; ``"miss"``: computed), the throughput recorded with the cached
-    splits, and the time spent per step (train, index, search, rerank)."""
+    splits, the time spent per step (train, index, search, rerank) and what else was measured
+    while computing (per-query latency, index size: :class:`~statbench.run.efficiency.Measured`)."""
 
     def __init__(self, runs: list[SplitRun], cache_hits: Mapping[str, str],
-                 cached_throughput: Mapping[str, float], timings: Mapping[str, float]):
+                 cached_throughput: Mapping[str, float], timings: Mapping[str, float],
+                 measured: Measured | None = None):
         super().__init__(runs)
         self.cache_hits = dict(cache_hits)
         self.cached_throughput = dict(cached_throughput)
         self.timings = dict(timings)
+        self.measured = measured if measured is not None else Measured()
 
 
 class Run:
@@ -180,6 +185,8 @@ class Run:
         self.outputs.check()  # before any work: an unwritable --output must not cost a whole run
         #: the values the stages last returned, for a stage called without them
         self._last: dict[str, Any] = {}
+        #: the memory high-water marks before any work (the run's own peak is what exceeds them)
+        self._memory_before = peak_mark()
 
     @property
     def splits(self) -> list[Split]:
@@ -284,7 +291,7 @@ class Run:
         else:
             runner = self._split_runner(identity_checksum(loaded.task.identity), loaded.task.data)
             runs = [runner.split(split) for split in loaded.splits]
-            ranked = Ranked(runs, runner.cache_hits, runner.cached_throughput, runner.timings)
+            ranked = Ranked(runs, runner.cache_hits, runner.cached_throughput, runner.timings, runner.measured)
         return ranked
 
     def say_data_notes(self, loaded: Loaded | None = None) -> None:
@@ -365,7 +372,20 @@ class Run:
             cache_invalid=list(cache_invalid),
             # measured now, or recorded when the cached splits were computed
             throughput=_throughput(self.retriever, self.reranker) or getattr(rankings, "cached_throughput", {}),
+            efficiency=self._efficiency(rankings, timings),
         )
+
+    def _efficiency(self, rankings, timings: Mapping[str, float]):
+        """What this process measured (:mod:`statbench.run.efficiency`): nothing of a split
+        answered by the cache."""
+        measured = getattr(rankings, "measured", None) or Measured()
+        api = None
+        if self.reranker is not None and measured.queries:
+            usage = call_plugin(self.reranker_entry, "reporting its API usage",
+                                getattr(self.reranker, "api_usage", lambda: None))
+            if usage is not None:
+                api = call_plugin(self.reranker_entry, "reporting its API usage", lambda: ApiUsage.from_json(usage))
+        return measured.record(timings, api, self._memory_before)
 
     def write(self, rankings: Mapping[str, Ranking], scores: RunScores, log_lines: list[str] = (), *,
               loaded: Loaded | None = None, timings: Mapping[str, float] | None = None,
@@ -528,6 +548,8 @@ class _SplitRunner:
         self.timings: dict[str, float] = {}
         self.cache_hits: dict[str, str] = {}
         self.cached_throughput: dict[str, float] = {}
+        #: latency, index size, queries: measured over the splits computed here
+        self.measured = Measured()
         self._indexed = False  # a zero-shot retriever indexes once, on the first cache miss
 
     def entry(self, split: Split) -> CacheEntry:
@@ -576,10 +598,9 @@ class _SplitRunner:
             if retriever.trainable or not self._indexed:
                 _timed(timings, "index", lambda: call_plugin(entry, "indexing", lambda: retriever.index(corpus_list, ctx)))
                 self._indexed = True
+                self.measured.add_index(ctx.cache_dir)
             depth = max(self.info.depth, self.request.rerank_depth) if reranker else self.info.depth
-            found = _timed(timings, "search", lambda: call_plugin(
-                entry, f"searching {split.name}", lambda: retriever.search(queries, depth, ctx)))
-            first = check_rankings(found, owner=_owner(entry), query_ids=asked, corpus=data.corpus, k=depth)
+            first = self._search(split, queries, depth, ctx, latency=reranker is None)
         else:
             pool = data.pools[self.request.pool]
             first = {q.id: list(pool.get(q.id, [])) for q in queries}
@@ -596,6 +617,7 @@ class _SplitRunner:
             first = check_rankings(reranked, owner=_owner(entry), query_ids=asked, candidates=candidates)
             check_rerank_complete(first, candidates, owner=_owner(entry))
         ordered = {qid: order_ranking(ranking, self.info.depth) for qid, ranking in first.items()}
+        self.measured.queries += len(queries)
         throughput = _throughput(retriever, reranker)
         if throughput:
             write_json(staging / "stats.json", throughput)
@@ -605,6 +627,32 @@ class _SplitRunner:
                       "query" if len(ordered) == 1 else "queries", spent or "no work",
                       "".join(f"; {name} {value:g}" for name, value in sorted(throughput.items())))
         return ordered
+
+    def _search(self, split: Split, queries: list, depth: int, ctx: RunContext, latency: bool) -> dict[str, Ranking]:
+        """The retriever's checked rankings of ``queries``. Where the retriever declares a
+        ``query_batch`` and its rankings are the run's (no reranker), it gets that many
+        queries per call and each call is timed: the per-query latency
+        (:mod:`statbench.run.efficiency`); otherwise every query in one call."""
+        entry, retriever = self.model_entry, self.retriever
+        size = getattr(retriever, "query_batch", None) if latency else None
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
+            raise StatbenchError(f"{_owner(entry)} declares query_batch={size!r}: expected None or an int >= 1 "
+                                 "(queries per search call)")
+        if size:
+            ctx.progress = SharedProgress(ctx.progress, len(queries))
+            self.measured.batch_size = size
+        out: dict[str, Ranking] = {}
+        for batch in batches(queries, size):
+            if size:
+                ctx.progress.batch = len(batch)
+            asked = {q.id for q in batch}
+            found, seconds = _seconds(lambda: call_plugin(
+                entry, f"searching {split.name}", lambda: retriever.search(batch, depth, ctx)))
+            self.timings["search"] = self.timings.get("search", 0.0) + seconds
+            if size and batch:
+                self.measured.latencies.extend([seconds / len(batch)] * len(batch))
+            out.update(check_rankings(found, owner=_owner(entry), query_ids=asked, corpus=self.data.corpus, k=depth))
+        return out
 
     def _context(self, model, entry: Registered, split: Split | None) -> RunContext:
         return RunContext(

@@ -49,6 +49,7 @@ __all__ = [
     "weights_identity", "model_identity", "model_cache_dir",
     "task_summary_entry", "split_run_entry", "split_scores_entry",
     "SUMMARY_FORMAT_VERSION", "RUN_FORMAT_VERSION", "SCORES_FORMAT_VERSION",
+    "verification_entry", "VERIFICATION_FORMAT_VERSION",
 ]
 
 #: 2: the summary of a task's load (see :mod:`statbench.loading.loadcache`)
@@ -58,6 +59,8 @@ SUMMARY_FORMAT_VERSION = "2"
 #: with ties at 32-bit precision is reused to assemble a run file
 RUN_FORMAT_VERSION = "4"
 SCORES_FORMAT_VERSION = "1"
+#: 1: a run file's figures as re-scored by ``leaderboard build --verify`` (see leaderboard/verify.py)
+VERIFICATION_FORMAT_VERSION = "1"
 
 
 # --- digests and entries named by their key -----------------------------------------------
@@ -362,3 +365,22 @@ def split_scores_entry(task_name: str, run_sha256: str, test: list[str], qrels, 
         "judged": sorted(judged),
     }
     return keyed_entry(cache_root() / "scores" / task_name, "split-scores", key, required=required, check=check)
+
+
+def verification_entry(task_name: str, task_version: str, run_sha256: str, data_checksum: str, measures,
+                       splits: list[str], *, evaluation_version: str, required: tuple[str, ...] = ()) -> CacheEntry:
+    """The entry (kind ``verification``) of a run file's figures as re-scored to verify a
+    board row: keyed by the sha256 of the (uncompressed) run, the task data it was scored on
+    (the data checksum covers the judgements and the splits) and the loader's version, the measures as defined
+    (label and ir-measures spelling), the splits and the version of the evaluation code.
+    The figures are cached, never the verdict: the claims are compared on every build."""
+    key = {
+        "format": VERIFICATION_FORMAT_VERSION,
+        "run": run_sha256,
+        "data": data_checksum,
+        "task_version": task_version,
+        "measures": [[m.label, m.ir_measure] for m in measures],
+        "splits": list(splits),
+        "evaluation": evaluation_version,
+    }
+    return keyed_entry(cache_root() / "verify" / task_name, "verification", key, required=required)

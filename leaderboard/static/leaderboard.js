@@ -72,6 +72,7 @@
   var nodes = {};  /* key -> tbody: the rows this HTML holds, then those built */
   Array.prototype.forEach.call(table.tBodies, function (body) { nodes[body.getAttribute("data-key")] = body; });
   var pagers = Array.prototype.slice.call(document.querySelectorAll("nav.lb-pager"));
+  var effHeads = table.tHead ? table.tHead.querySelectorAll("th.eff") : [];  /* the efficiency columns' headers */
   var state = { col: null, dir: null, page: parseInt(table.getAttribute("data-page") || "0", 10) || 0 };
 
   function el(tag, className, text) {
@@ -117,6 +118,12 @@
         model.appendChild(badge);
       }
       if (row.base) { space(model); model.appendChild(el("span", "badge base", "baseline")); }
+      if (row.ver) {
+        space(model);
+        var ver = el("span", "badge " + row.ver[0], row.ver[1]);
+        if (row.ver[2]) { ver.title = row.ver[2]; }
+        model.appendChild(ver);
+      }
     }
     tr.appendChild(model);
     tr.appendChild(el("td", "family", row.family || "—"));
@@ -154,6 +161,14 @@
       }
       tr.appendChild(td);
     });
+    /* efficiency and cost: blank where not measured (shown by the switch) */
+    for (var e = 0; e < (data.eff_columns || 0); e++) {
+      var eff = row.eff ? row.eff[e] : null;
+      var effCell = el("td", "eff", eff ? eff[0] : "");
+      if (effHeads[e] && effHeads[e].classList.contains("effnum")) { effCell.classList.add("effnum"); }
+      if (eff && eff[1]) { effCell.title = eff[1]; }
+      tr.appendChild(effCell);
+    }
     var last = el("td");
     if (!row.ref) {
       var link = el("a", "details-link", "details");
@@ -172,6 +187,10 @@
     if (col.slice(0, 2) === "m:") {
       var v = row.values[col.slice(2)];
       return (v === null || v === undefined) ? null : v;
+    }
+    if (col.slice(0, 2) === "e:") {
+      var measured = (row.effv || {})[col.slice(2)];
+      return (measured === null || measured === undefined) ? null : measured;  /* not measured: last */
     }
     var text = row[col];
     return (text === null || text === undefined || text === "") ? null : String(text);
@@ -296,6 +315,13 @@
   });
 
   document.querySelectorAll(".controls input").forEach(function (input) {
+    if (input.name === "efficiency") {
+      /* a switch of columns, not of rows: the view stays as it is */
+      var show = function () { table.classList.toggle("show-eff", input.checked); };
+      input.addEventListener("change", show);
+      show();
+      return;
+    }
     input.addEventListener("change", function () { state.page = 0; render(); });
   });
 

@@ -23,6 +23,7 @@ from statbench.api import Document, Query, Ranking, Reranker, RunContext
 from statbench.contract.params import Param
 from statbench.errors import StatbenchError, one_line
 from statbench.models.api_rerankers.cache import ResponseCache, text_sha256
+from statbench.models.api_rerankers.prices import price_of
 from statbench.models.api_rerankers.retry import Failure, with_retries
 from statbench.models.api_rerankers.spend import (
     CONFIRM_ABOVE,
@@ -75,6 +76,10 @@ class ApiReranker(Reranker):
     default_base_url: ClassVar[str] = ""
     base_url_env: ClassVar[str] = ""
     endpoint_path: ClassVar[str] = ""
+    #: the usage key (see :meth:`send`) holding the units the provider bills, priced by prices.py
+    billed_unit: ClassVar[str] = ""
+    #: the usage key holding the tokens the provider counted ("": it reports none)
+    tokens_unit: ClassVar[str] = ""
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -82,6 +87,11 @@ class ApiReranker(Reranker):
         self._client = None
         #: documents sent (not answered by the cache) by this reranker so far in the run
         self.documents_sent = 0
+        #: usage key -> units the provider reported for the requests sent (not the cache's) in the run
+        self.billed: dict[str, float] = {}
+        #: requests sent whose answer reported no billed units (their cost is unknown)
+        self.unbilled_requests = 0
+        self._reranked = False
         self.description = (f"{self.provider} rerank API {self.api_version} (POST {self.endpoint()}, "
                             f"{self.sdk} SDK {_sdk_version(self.sdk)}), model {self.params['model']}")
 
@@ -137,6 +147,7 @@ class ApiReranker(Reranker):
                                  cached_requests=len(work) - len(todo))
         confirm(self.name, f"{self.provider} ({self.params['model']})", estimate, int(self.params["confirm_above"]),
                 ctx.log, already=self.documents_sent)
+        self._reranked = True
         self.stats.update(api_requests=0, api_cached_requests=0, api_documents_sent=estimate.documents,
                           api_tokens_estimated=estimate.tokens, api_retries=0)
         out: dict[str, Ranking] = {q.id: [] for q in queries}
@@ -151,10 +162,31 @@ class ApiReranker(Reranker):
             for name, value in (usage.items() if isinstance(usage, dict) and not from_cache else ()):
                 if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
                     self.stats[name] = self.stats.get(name, 0) + value
+                    self.billed[name] = self.billed.get(name, 0) + value
+            if not from_cache and not (isinstance(usage, dict) and self.billed_unit in usage):
+                self.unbilled_requests += 1
             out[query.id] = list(zip(docs, scores))
             advance(1)
         self.stats["rerank_pairs_per_s"] = sum(len(d) for _, d, _, _ in work) / max(time.perf_counter() - t0, 1e-9)
         return out
+
+    def api_usage(self) -> dict | None:
+        """Documents sent in this process (answers from the response cache are not counted and
+        cost nothing), the tokens the provider reported, and the cost of the billed units at
+        the recorded price (prices.py): null when the model has no recorded price or an
+        answer reported no units."""
+        if not self._reranked:
+            return None
+        price = price_of(self.provider, self.params["model"])
+        tokens = int(self.billed.get(self.tokens_unit, 0)) if self.tokens_unit and not self.unbilled_requests else None
+        if not self.documents_sent:
+            cost = 0.0  # nothing was sent: nothing was spent
+        elif price is None or self.unbilled_requests:
+            cost = None
+        else:
+            cost = price.cost(self.billed.get(self.billed_unit, 0))
+        return {"documents_sent": self.documents_sent, "tokens_sent": tokens, "cost_usd": cost,
+                "price": price.text() if price is not None else None}
 
     def _sent(self, query: str, texts: list[str]) -> dict:
         """:meth:`_fetch`, counted in :attr:`documents_sent` (whatever the answer)."""
@@ -212,6 +244,7 @@ class CohereRerank(ApiReranker):
     default_base_url = "https://api.cohere.com"
     base_url_env = "CO_API_URL"
     endpoint_path = "/v2/rerank"
+    billed_unit = "cohere_search_units"
     default_params: ClassVar[dict] = {
         "model": Param("rerank-v3.5", "Cohere rerank model"),
         "api_key_env": Param("CO_API_KEY", "environment variable holding the API key"),
@@ -263,6 +296,7 @@ class VoyageRerank(ApiReranker):
     default_base_url = "https://api.voyageai.com/v1"
     base_url_env = "VOYAGE_API_BASE"
     endpoint_path = "/rerank"
+    billed_unit = tokens_unit = "voyage_total_tokens"
     default_params: ClassVar[dict] = {
         "model": Param("rerank-2.5", "Voyage rerank model"),
         "api_key_env": Param("VOYAGE_API_KEY", "environment variable holding the API key"),

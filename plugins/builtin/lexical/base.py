@@ -48,6 +48,9 @@ class LexicalRetriever(Retriever):
 
     #: Whether the analyzer stems (static embeddings pool surface forms, so do not).
     stem = True
+    #: Each query is searched on its own (Lucene's batch search too), so the runner may time
+    #: them one at a time: per-query latency with an unchanged run file.
+    query_batch = 1
 
     def __init__(self, **params):
         super().__init__(**params)

@@ -71,6 +71,10 @@ class OpenAIChat:
         self.owner, self.base_url, self.name = owner, base_url.rstrip("/"), model
         self.max_retries, self.stats = max_retries, stats
         self.client = openai.OpenAI(base_url=self.base_url, api_key=key, timeout=timeout, max_retries=0)
+        #: prompt tokens the endpoint reported for the answers generated so far (``usage.prompt_tokens``)
+        self.prompt_tokens = 0
+        #: answers whose response reported no prompt tokens (the total is then unknown)
+        self.unreported = 0
 
     def identity(self) -> dict:
         return {"backend": self.kind, "endpoint": self.base_url, "model": self.name}
@@ -94,6 +98,7 @@ class OpenAIChat:
         try:
             response = with_retries(self.owner, target, call, _classify, self.max_retries, self.stats)
             text = response.choices[0].message.content
+            self._count(getattr(getattr(response, "usage", None), "prompt_tokens", None))
         except StatbenchError:
             raise
         except Exception as exc:  # noqa: BLE001 - an answer the SDK could not read
@@ -101,6 +106,13 @@ class OpenAIChat:
         if not isinstance(text, str):
             raise StatbenchError(f"{self.owner}: malformed response from {target}: the answer has no text")
         return text
+
+
+    def _count(self, tokens) -> None:
+        if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0:
+            self.prompt_tokens += tokens
+        else:
+            self.unreported += 1
 
 
 def _classify(exc: BaseException) -> Failure | None:

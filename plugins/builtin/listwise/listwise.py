@@ -76,6 +76,19 @@ class ListwiseLLM(Reranker):
         self._backend = None
         #: passages sent to a remote endpoint (not answered by the cache) so far in the run
         self.documents_sent = 0
+        self._reranked = False
+
+    def api_usage(self) -> dict | None:
+        """On an OpenAI-compatible endpoint: the passages sent in this process (answers from the
+        response cache are not counted) and the prompt tokens the endpoint reported; no
+        price is recorded for an arbitrary endpoint, so no cost (null). A local model: None."""
+        if not self.remote or not self._reranked:
+            return None
+        backend = self._backend  # None when every answer came from the cache
+        unknown = backend is not None and backend.unreported
+        return {"documents_sent": self.documents_sent,
+                "tokens_sent": None if unknown else (backend.prompt_tokens if backend is not None else 0),
+                "cost_usd": 0.0 if not self.documents_sent else None, "price": None}
 
     def config(self) -> dict:
         return {"name": self.name, "version": self.version,
@@ -156,6 +169,7 @@ class ListwiseLLM(Reranker):
                 raise StatbenchError(f"{self.name}: a cached answer in {cache.root} holds no text")
             return payload["text"]
 
+        self._reranked = True
         self.stats.update(listwise_windows=0, listwise_repaired_answers=0, llm_cached_answers=0,
                           llm_generated_answers=0)
         out: dict[str, Ranking] = {q.id: [] for q in queries}

@@ -1,0 +1,272 @@
+"""``statbench leaderboard export``: one board as a table for a paper (LaTeX, Markdown, CSV).
+
+The table is the board's, not a new comparison: its rows are collected and grouped exactly
+as ``leaderboard build`` groups them (:func:`statbench.leaderboard.collect.collect`: one
+board = one task version, data, split set and measure definitions), labelled as the board
+labels them, and the significance markers are the board's own tests
+(:func:`statbench.leaderboard.site._significance`: every system of the whole board against
+the baseline, Holm over all of them, so a figure does not change with the rows exported).
+A row of another board, or a reduced-budget row not asked for, is refused (one line, exit 2),
+never set beside the others. Only click is imported at module level."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import click
+
+#: the formats (kept in step with statbench.commands.table_formats.FORMATS, which a test checks)
+FORMAT_CHOICES = ("latex", "markdown", "csv")
+
+
+@dataclass
+class Export:
+    table: object  #: a statbench.commands.table_formats.PaperTable
+    notes: list[str] = field(default_factory=list)  #: said on stderr (rows left out, untested rows)
+
+
+def _selector_matches(rows, labels: dict[str, str], selector: str) -> list:
+    """The rows ``selector`` names: its label on the board, else its key, else its model
+    name (``bm25``) or name with reranker (``bm25 → monot5``): every configuration of it."""
+    for attribute in (lambda r: labels[r.key], lambda r: r.key):
+        found = [r for r in rows if attribute(r) == selector]
+        if found:
+            return found
+    return [r for r in rows if selector in (r.name, r.model.name)]
+
+
+def _board_labels(rows) -> dict[str, str]:
+    """Row key -> the label the board shows it under."""
+    from statbench.leaderboard.site import _short_params, _unique_labels
+
+    views = [{"key": r.key, "name": r.model.name,
+              "params": _short_params(r, "retrievers") if not r.model.name.startswith("pool:") else "",
+              "reranker": None if r.reranker is None else {"name": r.reranker.name,
+                                                          "params": _short_params(r, "rerankers")},
+              "pool": r.pool} for r in rows]
+    return _unique_labels(views, rows)
+
+
+def _select(collected, board: str, rows, labels, selectors, include_budget: bool, notes: list[str]) -> list:
+    """The rows to export, in the order asked (the board's order without ``--rows``)."""
+    from statbench.errors import StatbenchError
+
+    if not selectors:
+        chosen = list(rows)
+    else:
+        chosen = []
+        for selector in selectors:
+            found = _selector_matches(rows, labels, selector)
+            if not found:
+                for other, other_rows in collected.boards.items():
+                    if other != board and _selector_matches(other_rows, _board_labels(other_rows), selector):
+                        raise StatbenchError(
+                            f"row {selector!r} is on board {other!r}, not on {board!r}: rows of two boards were "
+                            "scored on other data, splits, task version or measure definitions and are not "
+                            "set side by side; export each board on its own")
+                shown = ", ".join(sorted(labels.values())[:8])
+                raise StatbenchError(f"no row {selector!r} on board {board!r} (rows: {shown}"
+                                     f"{', ...' if len(labels) > 8 else ''}); a row is named by its label, "
+                                     "model name or key")
+            chosen += [r for r in found if r not in chosen]
+    budget = [r for r in chosen if r.budget]
+    if budget and not include_budget:
+        if selectors:
+            r = budget[0]
+            raise StatbenchError(f"row {labels[r.key]!r} ran a reduced budget ({r.budget}), not the protocol's "
+                                 "settings: its figures are not the model's; --include-budget exports it, labelled")
+        notes.append(f"{len(budget)} reduced-budget row(s) left out (not the protocol's settings; "
+                     "--include-budget exports them, labelled)")
+        chosen = [r for r in chosen if not r.budget]
+    if not chosen:
+        raise StatbenchError(f"no row of board {board!r} to export")
+    return chosen
+
+
+def _measures(rows, info: dict, wanted) -> list[str]:
+    from statbench.commands.compare import measure_label
+    from statbench.errors import StatbenchError
+
+    labels = [m["label"] for m in info["measures"]]
+    if not wanted:
+        return labels
+    chosen = []
+    for measure in wanted:
+        label = measure_label(rows[0].results.measures, measure)
+        if label not in labels:
+            raise StatbenchError(f"--measure {measure!r} is not a measure of this board (measures: {', '.join(labels)})")
+        if label not in chosen:
+            chosen.append(label)
+    return chosen
+
+
+def build_export(results_dir, board: str, measures=(), selectors=(), baseline: str | None = None,
+                 include_budget: bool = False, published: bool = True, verify=None) -> Export:
+    """The table of ``board`` under ``results_dir``: the rows (``selectors``) and
+    ``measures`` asked for (all by default), significance against ``baseline`` (the
+    board's default, ``bm25``, when None; a baseline named but absent is refused).
+    ``verify``: a :class:`~statbench.leaderboard.verify.Verifier`, as ``build --verify``
+    uses it (refused rows are not on the board; unverifiable ones only when it allows them,
+    labelled "unverified")."""
+    from statbench.commands.table_formats import Cell, PaperTable, Section, TableRow
+    from statbench.errors import StatbenchError
+    from statbench.leaderboard.collect import collect
+    from statbench.leaderboard.site import (
+        DEFAULT_BASELINE,
+        _data_words,
+        _pick_baseline,
+        _reference_views,
+        _significance,
+        _task_info,
+    )
+    from statbench.scoring.significance import ALPHA, primary_measure
+
+    collected = collect(Path(results_dir), verify=verify)
+    if board not in collected.boards:
+        names = ", ".join(sorted(collected.boards)) or "none"
+        raise StatbenchError(f"no board {board!r} in {results_dir} (boards: {names})")
+    rows = collected.boards[board]
+    info = _task_info(rows[0].task, rows)
+    labels_all = [m["label"] for m in info["measures"]]
+    chosen_measures = _measures(rows, info, measures)
+    labels = _board_labels(rows)
+    base = _pick_baseline(rows, baseline or DEFAULT_BASELINE)
+    notes: list[str] = []
+    if base is None and baseline is not None:
+        raise StatbenchError(f"no results of baseline {baseline!r} on board {board!r}: nothing to test against "
+                             f"(rows: {', '.join(sorted(labels.values())[:8])})")
+    # the board's order: by its tested measure, best first
+    tested = primary_measure(rows[0].task, labels_all, info["info"])
+    index = {r.key: i for i, r in enumerate(sorted(
+        rows, key=lambda r: (-(r.results.aggregate[tested].mean if tested in r.results.aggregate else float("-inf")),
+                             labels[r.key])))}
+    chosen = _select(collected, board, rows, labels, selectors, include_budget, notes)
+    if not selectors:
+        chosen.sort(key=lambda r: index[r.key])
+    tests = {}
+    for measure in chosen_measures:
+        comparisons, untested = _significance(rows, measure, base)
+        tests[measure] = comparisons
+        for r, why in untested:
+            if r in chosen:
+                notes.append(f"{labels[r.key]}: not tested against {labels[base.key]} on {measure}: {why}")
+    multi = rows[0].multi_split
+
+    def run_row(r) -> TableRow:
+        cells = []
+        for measure in chosen_measures:
+            agg = r.results.aggregate.get(measure)
+            comparison = tests[measure].get(r.key)
+            marker = ""
+            if comparison is not None and comparison.direction:
+                marker = "up" if comparison.direction > 0 else "down"
+            cells.append(Cell(value=None if agg is None else agg.mean,
+                              std=agg.std if agg is not None and multi else None,
+                              marker=marker, p=None if comparison is None else comparison.p_holm))
+        label = labels[r.key]
+        if r is base:
+            label += " (baseline)"
+        if r.budget:
+            label += f" (reduced budget: {r.budget})"
+        if r.verification is not None and r.verification.status != "verified":
+            label += " (unverified)"
+        return TableRow(label, tuple(cells))
+
+    def reference_rows(views) -> tuple:
+        out = []
+        for v in views:
+            means = {c["label"]: c["mean"] for c in v["cells"]}
+            out.append(TableRow(f"{v['name']} ({v['source']})" if v.get("source") else v["name"],
+                                tuple(Cell(means.get(m)) for m in chosen_measures)))
+        return tuple(out)
+
+    sections = [Section(None, tuple(run_row(r) for r in chosen))]
+    apart_notes: list[str] = []
+    if published:
+        problems: list[str] = []
+        refs = _reference_views(info["published"], info["measures"], problems)
+        if refs:
+            sections.append(Section("Published figures (as the papers report them; same data)",
+                                    reference_rows(refs), ranked=False))
+        apart = sorted(info["published_apart"].items())
+        for i, (title, figures) in enumerate(apart, 1):
+            number = f" ({i})" if len(apart) > 1 else ""
+            sections.append(Section(f"Published on other data{number}: not comparable",
+                                    reference_rows(_reference_views(figures, info["measures"], problems)), ranked=False))
+            apart_notes.append(f"Published on other data{number}: {title}; shown apart, never ranked or tested.")
+        notes += problems
+    result = rows[0].results
+    footnotes = [f"Board {board} (task {rows[0].task}): {_data_words(info['data'], info['unit'])}; task version "
+                 f"{result.task.version or '1'}, data checksum {result.task.data_checksum[:12]}"
+                 + (f"; protocol: {info['protocol']}" if info["protocol"] else "") + "."]
+    if multi:
+        splits = [s.name for s in result.splits]
+        footnotes.append(f"Mean ± standard deviation (sample) over the {len(splits)} splits ({', '.join(splits)}).")
+    footnotes.append("Bold: best, underlined: second best figure of each column among the runs "
+                     "(compared as printed; tied figures are all marked"
+                     + ("; published figures are not ranked" if len(sections) > 1 else "") + ").")
+    if base is not None:
+        tested_counts = sorted({len(c) for c in tests.values()})
+        count = "/".join(str(n) for n in tested_counts)
+        footnotes.append(f"↑/↓: significantly better/worse than the baseline {labels[base.key]} "
+                         f"(two-sided Wilcoxon signed-rank test on per-query scores, zero differences dropped; "
+                         f"Holm–Bonferroni correction over the {count} systems of the board tested against it, "
+                         f"per measure; α = {ALPHA:g}).")
+    else:
+        footnotes.append(f"No significance tests: no results of baseline {DEFAULT_BASELINE!r} on this board.")
+        notes.append(f"no results of baseline {DEFAULT_BASELINE!r} on board {board!r}: no significance markers "
+                     "(--baseline NAME picks another)")
+    footnotes += apart_notes
+    checked = [r.verification for r in chosen if r.verification is not None]
+    verified = [v for v in checked if v.status == "verified"]
+    if verified:
+        dates = sorted({v.verified_on for v in verified if v.verified_on})
+        versions = sorted({v.statbench_version for v in verified if v.statbench_version})
+        footnotes.append(f"{len(verified)} of the {len(chosen)} runs verified (re-scored from their run files"
+                         + (f" on {', '.join(dates)}" if dates else "")
+                         + (f" by statbench {', '.join(versions)}" if versions else "") + ")"
+                         + ("; rows marked 'unverified' could not be re-scored." if len(verified) < len(chosen) else "."))
+    if any(r.budget for r in chosen):
+        footnotes.append("Rows marked 'reduced budget' ran reduced settings, not the protocol's: "
+                         "they are not the models' figures.")
+    table = PaperTable(caption=f"Results on {board}", measures=tuple(chosen_measures), sections=tuple(sections),
+                       footnotes=tuple(footnotes), tested=base is not None)
+    return Export(table, notes)
+
+
+@click.command("export")
+@click.argument("results_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--board", required=True, help="The board to export (its name as the site shows it, e.g. stard).")
+@click.option("--format", "fmt", type=click.Choice(FORMAT_CHOICES), default="latex", show_default=True)
+@click.option("--measure", "measures", multiple=True, help="A measure column; repeat it [default: every measure].")
+@click.option("--rows", "rows", multiple=True,
+              help="A row, by its label on the board, model name or key; repeat it [default: every row].")
+@click.option("--baseline", help="Model the significance markers test against [default: bm25, as the board].")
+@click.option("--include-budget", is_flag=True, help="Export reduced-budget rows too (labelled).")
+@click.option("--published/--no-published", default=True, show_default=True,
+              help="Add the published figures below the runs, in their own sections.")
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here [default: stdout].")
+@click.option("--verify", is_flag=True,
+              help="Re-score each row's run file first (as leaderboard build --verify): refused rows are left out, "
+                   "a footnote says what was verified.")
+@click.option("--allow-unverified", is_flag=True,
+              help="With --verify: keep rows that cannot be verified here, marked 'unverified'.")
+@click.option("--data-dir", "data_dirs", multiple=True, metavar="TASK=DIR",
+              help="With --verify: the local data of a task (repeat per task) [default: the task's data folder].")
+def export(results_dir, board, fmt, measures, rows, baseline, include_budget, published, output, verify,
+           allow_unverified, data_dirs):
+    """One board as a table for a paper: LaTeX (booktabs), GitHub Markdown or CSV."""
+    from statbench.commands.table_formats import one_line, render, write_table
+    from statbench.leaderboard.verify import verifier_from_options
+
+    if (allow_unverified or data_dirs) and not verify:
+        raise click.UsageError("--allow-unverified and --data-dir go with --verify")
+    verifier = verifier_from_options(data_dirs, allow_unverified) if verify else None
+    result = build_export(results_dir, board, measures, rows, baseline, include_budget, published, verify=verifier)
+    for note in result.notes:
+        click.echo(f"note: {one_line(note)}", err=True)
+    if fmt == "csv":  # a CSV has no footnotes: they go to stderr
+        for line in result.table.footnotes:
+            click.echo(f"note: {one_line(line)}", err=True)
+    write_table(render(result.table, fmt), output)

@@ -1,0 +1,159 @@
+"""Incremental builds of the site: a board whose inputs did not change since the last build
+is not rendered again, nor tested, nor its run files copied: its files are hard-linked
+from the previous site into the new one (which is still built beside it and swapped in as
+a unit), after checking each against the sha256 the previous build recorded.
+
+The manifest is kept in the site's marker file (``.statbench-site``: its first line says
+what the folder is, the rest is this JSON), one entry per board: the digest of everything
+that determines the board's files (statbench's version and the site's own code, the build
+options, the board's name and slug, every board's name and slug for the navigation, the
+installed task's declaration, and per row the results file's path, size, times and inode (as
+the record cache of :mod:`.records` keys it), the same of its run file and any reproduction
+file, its verification), the files it wrote with their sha256, and what the build said about
+it (problems, notes, the index line).
+A manifest that does not read, or of another code version, is ignored: a full build."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from importlib import resources
+from pathlib import Path
+
+from statbench import __version__
+from statbench.data.checksum import file_sha256
+
+MARKER = ".statbench-site"  #: the file that marks a built site (and holds the manifest)
+MARKER_TEXT = "built by statbench leaderboard build; this folder is replaced on each build\n"
+FORMAT = 1
+
+
+@functools.cache
+def code_digest() -> str:
+    """sha256 over statbench's version and the site's code, templates and static files, and
+    the significance code the boards' tests run: another version of any renders anew."""
+    digest = hashlib.sha256(__version__.encode())
+    package = resources.files("statbench.leaderboard")
+    for folder in (package, package.joinpath("templates"), package.joinpath("static")):
+        for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+            if entry.is_file() and entry.name.endswith((".py", ".html", ".css", ".js")):
+                digest.update(f"{folder.name}/{entry.name}\0".encode())
+                digest.update(entry.read_bytes())
+    from statbench.scoring import significance
+
+    digest.update(Path(significance.__file__).read_bytes())
+    from statbench.leaderboard import stats
+
+    digest.update(Path(stats.__file__).read_bytes())
+    return digest.hexdigest()
+
+
+def _stat(path: Path) -> list | None:
+    """What says a file changed without reading it: size, modification and change times,
+    inode (a file rewritten in place changes its ctime even when its mtime is set back)."""
+    try:
+        st = path.stat()
+    except (OSError, ValueError):  # ValueError: a name with a NUL (refused when the run is copied)
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def _task_declaration(task: str) -> str:
+    from statbench.registry.plugins import get_registry
+
+    entry = get_registry().tasks.get(task)
+    if entry is None:
+        return ""
+    cls = entry.cls
+    return repr((cls.__module__, cls.__qualname__, cls.task_info(), getattr(cls, "measures", None)))
+
+
+def _row_signature(row, results_root: Path) -> list:
+    from statbench.scoring.reproduction import PREFIX, SUFFIX
+
+    try:
+        rel = str(row.path.relative_to(results_root))
+    except ValueError:
+        rel = str(row.path)
+    run = row.path.parent / row.results.run_file.path if row.results.run_file.path else None
+    reproductions = sorted(row.path.parent.glob(f"{PREFIX}*{SUFFIX}"))
+    verification = getattr(row, "verification", None)
+    return [
+        rel, row.key, _stat(row.path), None if run is None else [str(run), _stat(run)],
+        [[p.name, _stat(p)] for p in reproductions],
+        None if verification is None else [verification.status, verification.reason, verification.verified_on,
+                                           verification.statbench_version],
+        list(row.problems), list(row.notes),
+    ]
+
+
+def board_digest(name: str, slug: str, rows, options: dict, nav: list[dict], results_root: Path) -> str:
+    """The digest of everything a board's files are made from (see the module's note)."""
+    text = json.dumps({
+        "code": code_digest(), "options": options, "name": name, "slug": slug, "nav": nav,
+        "task": _task_declaration(rows[0].task),
+        "rows": [_row_signature(row, Path(results_root)) for row in rows],
+    }, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def read_manifest(out_dir: Path) -> dict:
+    """The previous build's boards (name -> entry), {} when there is none that can be used."""
+    try:
+        text = (Path(out_dir) / MARKER).read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    if not text.startswith(MARKER_TEXT):
+        return {}
+    try:
+        manifest = json.loads(text[len(MARKER_TEXT):] or "{}")
+    except ValueError:
+        return {}
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT or manifest.get("code") != code_digest():
+        return {}
+    boards = manifest.get("boards")
+    return boards if isinstance(boards, dict) else {}
+
+
+def marker_text(boards: dict) -> str:
+    return MARKER_TEXT + json.dumps({"format": FORMAT, "code": code_digest(), "boards": boards}, sort_keys=True,
+                                    ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def reuse(entry: dict | None, digest: str, old_site: Path, new_site: Path) -> bool:
+    """Hard-link (or copy, across file systems) a board's files from the previous site into
+    the new one when its digest is the same and every file still has the sha256 recorded;
+    False (nothing left behind) otherwise."""
+    if not entry or entry.get("digest") != digest or not isinstance(entry.get("files"), dict):
+        return False
+    files = entry["files"]
+    for rel, sha in files.items():
+        source = old_site / rel
+        if not source.is_file() or source.is_symlink() or file_sha256(source) != sha:
+            return False
+    made = []
+    try:
+        for rel in sorted(files):
+            target = new_site / rel
+            if target.exists():  # a file two boards share (a reproduction named by its checksum)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(old_site / rel, target)
+            except OSError:
+                import shutil
+
+                shutil.copy2(old_site / rel, target)
+            made.append(target)
+    except OSError:
+        for target in made:
+            target.unlink(missing_ok=True)
+        return False
+    return True
+
+
+def files_of(site: Path, rels) -> dict[str, str]:
+    """rel -> sha256 of the files a board wrote."""
+    return {rel: file_sha256(site / rel) for rel in sorted(set(rels))}

@@ -1,0 +1,175 @@
+"""A results repository's own commands: ``leaderboard check`` (what its CI runs on each pull
+request) and ``leaderboard init-repo`` (the marker, a README and that CI workflow).
+
+The check looks only at what changed since the base (``git diff BASE...HEAD``): a pull
+request may only add submission folders (``results/TASK/LABEL/CONFIG/`` with exactly the
+three files); each added folder is read by the one strict reader
+(:func:`~statbench.leaderboard.submission.read_submission`) and verified
+(:mod:`.verify`): its run file re-scored against the task's judgements on the same data
+version, every figure compared. Every problem is one line; any problem fails the check."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path, PurePosixPath
+
+from statbench.errors import StatbenchError
+
+#: the files init-repo writes (repository path -> template in templates/repo/)
+TEMPLATES = {"README.md": "README.md", ".github/workflows/check.yml": "check.yml"}
+#: bases tried, in order, when --base is not given (the merge base with HEAD)
+DEFAULT_BASES = ("origin/main", "main")
+
+
+@dataclass
+class CheckReport:
+    """What ``leaderboard check`` found: one line per problem, notes, what was verified."""
+
+    base: str
+    folders: list[Path] = field(default_factory=list)  #: the submission folders added, checked
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    verified: int = 0
+
+
+# --- git ------------------------------------------------------------------------------------
+
+
+def _git(root: Path, *args: str) -> str:
+    try:
+        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        raise StatbenchError("git is not installed: 'leaderboard check' compares the repository with its base "
+                             "through git") from None
+    if done.returncode != 0:
+        message = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+        raise StatbenchError(f"git {' '.join(args[:2])} in {root} failed: {message}")
+    return done.stdout
+
+
+def default_base(root: Path) -> str:
+    """The merge base of HEAD with ``origin/main``, else with ``main``."""
+    for ref in DEFAULT_BASES:
+        try:
+            return _git(root, "merge-base", "HEAD", ref).strip()
+        except StatbenchError:
+            continue
+    raise StatbenchError(f"{root}: neither {' nor '.join(DEFAULT_BASES)} is a branch here to compare with: "
+                         "give --base REF (on a pull request, origin/<the base branch>)")
+
+
+def changes(root: Path, base: str) -> list[tuple[str, str]]:
+    """(status letter, path) of every file changed between ``base`` and HEAD (``git diff
+    BASE...HEAD``: what the branch did since it left the base), renames as delete + add."""
+    out = _git(root, "diff", "--name-status", "--no-renames", "-z", f"{base}...HEAD", "--")
+    fields = out.split("\0")
+    return [(fields[i][:1], fields[i + 1]) for i in range(0, len(fields) - 1, 2)]
+
+
+def _existed(root: Path, base: str, folder: str) -> bool:
+    return bool(_git(root, "ls-tree", "--name-only", base, "--", f"{folder}/").strip())
+
+
+# --- the check --------------------------------------------------------------------------------
+
+
+def check_repo(root: Path, base: str | None, verifier) -> CheckReport:
+    """Check what changed in the results repository ``root`` since ``base`` (default: the
+    merge base with origin/main or main): layout, each added submission read strictly and
+    verified by ``verifier`` (a :class:`~statbench.leaderboard.verify.Verifier`)."""
+    from statbench.leaderboard.submission import RESULTS_DIR, SUBMISSION_FILES, check_repository, read_submission
+
+    root = Path(root)
+    check_repository(root)
+    base = base or default_base(root)
+    report = CheckReport(base=base)
+    added: dict[str, None] = {}
+    for status, path in changes(root, base):
+        parts = PurePosixPath(path).parts
+        if parts[0] != RESULTS_DIR:
+            report.notes.append(f"{path}: not a submission (outside {RESULTS_DIR}/): not checked")
+            continue
+        if len(parts) != 5 or any(p.startswith(".") for p in parts) or parts[-1] not in SUBMISSION_FILES:
+            report.problems.append(f"{path}: not a submission file (a submission is {RESULTS_DIR}/TASK/MODEL/CONFIG/ "
+                                   f"holding only {', '.join(SUBMISSION_FILES)})")
+            continue
+        folder = "/".join(parts[:4])
+        if status != "A":
+            what = {"D": "deletes", "M": "edits", "T": "changes the type of"}.get(status, "changes")
+            report.problems.append(f"{path}: the pull request {what} a file of an existing submission; a pull "
+                                   "request only adds submission folders")
+            continue
+        added.setdefault(folder, None)
+    for folder in added:
+        if _existed(root, base, folder):
+            report.problems.append(f"{folder}: adds files to a submission that already exists; a pull request only "
+                                   "adds submission folders")
+            continue
+        path = root / folder
+        report.folders.append(path)
+        try:
+            submission = read_submission(path, check_run=False)  # the verifier hashes the run (and says so)
+        except StatbenchError as exc:
+            report.problems.append(str(exc))
+            continue
+        verdict = verifier.verify(submission.results, path / "results.json", submission.run_path)
+        if verdict.status == "verified":
+            report.verified += 1
+        elif verdict.status == "unverifiable" and verifier.allow_unverified:
+            report.notes.append(f"unverifiable (allowed): {verdict.reason}")
+        else:
+            report.problems.append(f"{verdict.status}: {verdict.reason}")
+    return report
+
+
+# --- init-repo --------------------------------------------------------------------------------
+
+
+def template_text(name: str) -> str:
+    return resources.files("statbench.leaderboard").joinpath("templates", "repo", name).read_text("utf-8")
+
+
+def init_repo(root: Path) -> tuple[list[Path], list[Path]]:
+    """Write the marker, the README and the CI workflow into ``root`` (created if need be):
+    (written, already there with this content). A file already there with other content is
+    refused before anything is written: init-repo never overwrites a repository's files."""
+    from statbench.data.atomic import write_text
+    from statbench.leaderboard.submission import REPOSITORY_FORMAT, REPOSITORY_MARKER, write_repository_marker
+
+    root = Path(root)
+    wanted = {rel: template_text(name) for rel, name in TEMPLATES.items()}
+    conflicts, same = [], []
+    marker = root / REPOSITORY_MARKER
+    if marker.exists():
+        from statbench.leaderboard.submission import check_repository
+
+        try:
+            check_repository(root)
+            same.append(marker)
+        except StatbenchError:
+            conflicts.append(marker)
+    for rel, text in wanted.items():
+        path = root / rel
+        if path.exists():
+            try:
+                (same if path.read_text("utf-8") == text else conflicts).append(path)
+            except (OSError, UnicodeDecodeError):
+                conflicts.append(path)
+    if conflicts:
+        raise StatbenchError(f"{root}: {', '.join(str(p.relative_to(root)) for p in conflicts)} already there with "
+                             f"other content (not a results repository of format {REPOSITORY_FORMAT}, or edited); "
+                             "nothing written")
+    written = []
+    if marker not in same:
+        root.mkdir(parents=True, exist_ok=True)
+        write_repository_marker(root)
+        written.append(marker)
+    for rel, text in wanted.items():
+        path = root / rel
+        if path not in same:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_text(path, text)
+            written.append(path)
+    return written, same

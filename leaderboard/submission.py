@@ -1,0 +1,316 @@
+"""A results repository and the submissions in it, read strictly.
+
+Layout (like mteb/results: a pull request adds folders, never edits another's)::
+
+    RESULTS_REPO/
+      statbench-results.json        {"format": 1}: marks a results repository
+      results/TASK/MODEL-LABEL/CONFIG/
+        results.json                a byte copy of the output set's results.json
+        run.trec.gz                 its run.trec, gzipped (run_file.sha256 is the sha256 of the
+                                    uncompressed file)
+        model_card.json             validated by schemas/model_card.schema.json
+
+TASK, MODEL-LABEL and CONFIG are what ``statbench run`` names its default output folder
+after (:func:`location_of`): a folder says which result it holds, and
+:func:`read_submission` refuses one whose path and results disagree. Everything that reads
+a submission (the repository check, ``leaderboard build --verify``) reads it here."""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import hashlib
+import json
+import shlex
+import zlib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from statbench.errors import DataFormatError, StatbenchError
+from statbench.results.record import Results
+
+REPOSITORY_MARKER = "statbench-results.json"
+REPOSITORY_FORMAT = 1
+#: the folder of a repository holding the submissions
+RESULTS_DIR = "results"
+RESULTS_FILE, RUN_FILE, CARD_FILE = "results.json", "run.trec.gz", "model_card.json"
+SUBMISSION_FILES = (RESULTS_FILE, RUN_FILE, CARD_FILE)
+CARD_VERSION = 1
+#: problems shown in one error line
+SHOWN_PROBLEMS = 3
+
+
+class SubmissionError(StatbenchError):
+    """A submission (or a results repository) that cannot be accepted; one line."""
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One submitted result: its folder, the record, the gzipped run file, the model card."""
+
+    folder: Path
+    results: Results
+    run_path: Path
+    model_card: dict
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a result goes in a repository: ``results/TASK/LABEL/CONFIG``. ``config`` is
+    None when it cannot be derived here (the recorded command names a task or model not
+    installed on this machine): ``why`` says why, and only its label prefix is checked."""
+
+    task: str
+    label: str
+    config: str | None
+    why: str | None = None
+
+    def path(self) -> Path:
+        if self.config is None:
+            raise SubmissionError(f"cannot name the configuration folder of this result: {self.why}")
+        return Path(RESULTS_DIR, self.task, self.label, self.config)
+
+
+# --- the repository -------------------------------------------------------------------------------
+
+def write_repository_marker(root) -> None:
+    """Mark ``root`` as a results repository (``statbench-results.json``)."""
+    from statbench.data.atomic import write_json
+
+    write_json(Path(root) / REPOSITORY_MARKER, {"format": REPOSITORY_FORMAT})
+
+
+def check_repository(root) -> Path:
+    """``root`` if it is a results repository of a format this statbench reads."""
+    root = Path(root)
+    marker = root / REPOSITORY_MARKER
+    if not marker.is_file():
+        raise SubmissionError(f"{root}: not a statbench results repository (no {REPOSITORY_MARKER}); "
+                              f"create one with 'statbench leaderboard init-repo {root}'")
+    obj = read_json_strict(marker)
+    if obj != {"format": REPOSITORY_FORMAT}:
+        raise DataFormatError(marker, f"expected {{\"format\": {REPOSITORY_FORMAT}}}: a results repository of "
+                                      "another format or a damaged marker")
+    return root
+
+
+def submission_folders(root) -> list[Path]:
+    """Every ``results/TASK/LABEL/CONFIG`` folder of a repository, sorted (hidden staging
+    folders of an interrupted ``submit`` left out)."""
+    base = Path(root) / RESULTS_DIR
+    return sorted(p for p in base.glob("*/*/*") if p.is_dir() and not any(part.startswith(".") for part in
+                                                                          p.relative_to(base).parts))
+
+
+# --- where a result goes ----------------------------------------------------------------------------
+
+def model_label(results: Results) -> str:
+    """``MODEL``, ``MODEL+RERANKER`` or ``pool-NAME[+RERANKER]``: the run's label."""
+    label = f"pool-{results.pool}" if results.pool else results.model.name
+    return label + (f"+{results.reranker.name}" if results.reranker else "")
+
+
+def location_of(results: Results) -> Location:
+    """The folder ``statbench run`` names this result's default output folder by, from its
+    recorded command (re-read by ``statbench run``'s own options, so the name is exactly
+    ``statbench run``'s), checked against the record. A command that names what is not
+    installed here gives a location without ``config``; one that disagrees with the record
+    (another model, parameter value, reranker or pool), or that is not a ``statbench run``
+    command line, is refused."""
+    from statbench.run.outputs import config_folder_name
+
+    label = config_folder_name(model_label(results))
+    fallback_task = config_folder_name(results.task.name)
+    words = _command_words(results.command)
+    if words is None:
+        raise SubmissionError(f"the recorded command {results.command!r} is not a 'statbench run' command line: "
+                              "the result cannot be placed (a submission is a statbench run's output)")
+    from statbench.commands.cli import request_from_argv
+    from statbench.run.request import default_output_dir
+
+    try:
+        request = request_from_argv(words)
+        folder = default_output_dir(request)
+    except StatbenchError as exc:
+        return Location(fallback_task, label, None, str(exc))
+    disagreement = _command_disagreement(request, results)
+    if disagreement:
+        raise SubmissionError(f"the recorded command {results.command!r} does not describe this result: {disagreement}")
+    return Location(folder.parent.name, label, folder.name)
+
+
+def _command_words(command: str) -> list[str] | None:
+    """``run ...`` of a ``statbench run ...`` command line, or None."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if len(words) < 2 or Path(words[0]).name != "statbench" or words[1] != "run":
+        return None
+    return words[1:]
+
+
+def _command_disagreement(request, results: Results) -> str | None:
+    """What the command asks for that the record does not hold (names as registered)."""
+    from statbench.leaderboard.identity import canonical
+    from statbench.registry.plugins import get_registry
+
+    registry = get_registry()
+    task = registry.get("tasks", request.task).name
+    if task != results.task.name:
+        return f"task {task!r}, not {results.task.name!r}"
+    if request.pool:
+        if request.pool != results.pool:
+            return f"pool {request.pool!r}, not {results.pool!r}"
+    else:
+        model = registry.get("retrievers", request.model).name
+        if results.pool or model != results.model.name:
+            return f"model {model!r}, not {results.model.name!r}"
+    reranker = registry.get("rerankers", request.reranker).name if request.reranker else None
+    recorded = results.reranker.name if results.reranker else None
+    if reranker != recorded:
+        return f"reranker {reranker!r}, not {recorded!r}"
+    for kind, asked, record in (("parameter", request.params, results.model),
+                                ("reranker parameter", request.reranker_params, results.reranker)):
+        for key, value in asked.items():
+            held = record.params.get(key) if record is not None else None
+            if canonical(held) != canonical(value):
+                return f"{kind} {key}={value!r}, recorded as {held!r}"
+    return None
+
+
+def location_problem(folder: Path, results: Results) -> str | None:
+    """How ``folder`` (``.../TASK/LABEL/CONFIG``) disagrees with where ``results`` goes."""
+    location = location_of(results)
+    found = (folder.parent.parent.name, folder.parent.name, folder.name)
+    if location.config is not None:
+        wanted = (location.task, location.label, location.config)
+        if found != wanted:
+            return f"the folder is {'/'.join(found)} but this result's is {'/'.join(wanted)}"
+        return None
+    # not derivable here: the parts the record alone names
+    task_ok = found[0] == location.task or found[0].startswith(location.task + "~")
+    config_ok = found[2].startswith(location.label) and found[2][len(location.label):][:1] in ("", "@", ",", "~")
+    if not (task_ok and found[1] == location.label and config_ok):
+        return (f"the folder is {'/'.join(found)} but this result is task {location.task!r}, "
+                f"label {location.label!r}")
+    return None
+
+
+# --- the model card ------------------------------------------------------------------------------
+
+@functools.cache
+def card_schema() -> dict:
+    text = resources.files("statbench.leaderboard").joinpath("schemas/model_card.schema.json").read_text("utf-8")
+    return json.loads(text)
+
+
+@functools.cache
+def _card_validator():
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(card_schema())
+
+
+def card_errors(card) -> list[str]:
+    """Every schema violation of a model card, as 'path: message' (empty when valid)."""
+    errors = sorted(_card_validator().iter_errors(card), key=lambda e: list(e.absolute_path))
+    return [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}" for e in errors]
+
+
+def card_parameters(results: Results) -> dict:
+    """The card's ``parameters``: the run's configuration as results.json records it."""
+    return {"model": dict(results.model.params),
+            "reranker": dict(results.reranker.params) if results.reranker else None}
+
+
+def card_problems(card, results: Results) -> list[str]:
+    """The schema's problems, then the card's disagreements with the result: its
+    ``parameters`` must be the recorded ones, its ``budget`` the reduced budget the result
+    ran (absent when it ran the protocol's settings)."""
+    problems = card_errors(card)
+    if problems:
+        return problems
+    from statbench.leaderboard.identity import budget
+
+    if card["parameters"] != card_parameters(results):
+        problems.append("parameters: not the parameters results.json records")
+    ran, said = budget(results), card.get("budget")
+    if ran and said != ran:
+        problems.append(f"budget: the result ran a reduced budget ({ran}) and the card "
+                        + ("does not say so" if said is None else f"says {said!r}"))
+    elif said and not ran:
+        problems.append(f"budget: the card says {said!r} but the result ran the protocol's settings")
+    return problems
+
+
+def card_text(card: dict) -> str:
+    """A model card as written in a repository (sorted keys: the same card, the same bytes)."""
+    return json.dumps(card, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+
+
+# --- reading ---------------------------------------------------------------------------------------
+
+def read_json_strict(path: Path):
+    """A JSON file read by the results' strict parser (no NaN, no duplicate key, UTF-8)."""
+    from statbench.results.record import parse_strict
+
+    try:
+        return parse_strict(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise DataFormatError(path, f"not UTF-8 text (invalid byte at offset {exc.start})") from None
+    except (ValueError, RecursionError) as exc:
+        raise DataFormatError(path, f"not valid JSON: {exc}") from None
+
+
+def gunzipped_sha256(path: Path) -> str:
+    """sha256 of a gzip file's content; a truncated or damaged file names itself."""
+    digest = hashlib.sha256()
+    try:
+        with gzip.open(path, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise DataFormatError(path, f"not a complete gzip file ({exc})") from None
+    return digest.hexdigest()
+
+
+def read_submission(folder, *, check_run: bool = True) -> Submission:
+    """One submission folder, read strictly: exactly the three files (regular files, no
+    links); results.json by the strict reader plus the publishability checks; the model
+    card by its schema and in agreement with the result; the folder where this result
+    goes; and (``check_run``) the run file a complete gzip whose content hashes to
+    ``run_file.sha256``. Any problem is one ``DataFormatError``/``SubmissionError`` line
+    naming the folder or file."""
+    from statbench.scoring.publishable import read_publishable
+
+    folder = Path(folder)
+    if folder.is_symlink() or not folder.is_dir():
+        raise SubmissionError(f"{folder}: not a submission folder")
+    present = {p.name: p for p in folder.iterdir()}
+    missing = [name for name in SUBMISSION_FILES if name not in present]
+    if missing:
+        raise SubmissionError(f"{folder}: missing {', '.join(missing)} (a submission holds {', '.join(SUBMISSION_FILES)})")
+    unexpected = sorted(set(present) - set(SUBMISSION_FILES))
+    if unexpected:
+        raise SubmissionError(f"{folder}: unexpected {', '.join(map(repr, unexpected))} (a submission holds only "
+                              f"{', '.join(SUBMISSION_FILES)})")
+    for name in SUBMISSION_FILES:
+        if present[name].is_symlink() or not present[name].is_file():
+            raise SubmissionError(f"{present[name]}: not a regular file")
+    results = read_publishable(present[RESULTS_FILE])
+    card = read_json_strict(present[CARD_FILE])
+    problems = card_problems(card, results)
+    if problems:
+        raise DataFormatError(present[CARD_FILE], "; ".join(problems[:SHOWN_PROBLEMS]))
+    where = location_problem(folder, results)
+    if where:
+        raise SubmissionError(f"{folder}: {where}")
+    run_path = present[RUN_FILE]
+    if check_run:
+        actual = gunzipped_sha256(run_path)
+        if actual != results.run_file.sha256:
+            raise DataFormatError(run_path, f"its content hashes to {actual[:12]}…, not to the "
+                                            f"{results.run_file.sha256[:12]}… results.json records")
+    return Submission(folder=folder, results=results, run_path=run_path, model_card=card)

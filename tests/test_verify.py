@@ -1,0 +1,240 @@
+"""`leaderboard build --verify`: each row's run file re-scored against the task's judgements
+on the same data version; verified / unverifiable / refused rows; the verification cache
+(a rebuild re-scores only new or changed run files)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import gzip
+import hashlib
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from fixture_data import STARD_CORPUS, STARD_QUERIES, write_jsonl
+
+from statbench import __version__
+from statbench.commands.cli import cli
+from statbench.leaderboard.collect import collect
+from statbench.leaderboard.verify import Verifier, compare_figures
+from statbench.registry import plugins
+
+
+def write_stard(root: Path, queries=STARD_QUERIES) -> Path:
+    write_jsonl(root / "corpus.jsonl", STARD_CORPUS)
+    (root / "queries.json").write_text(json.dumps(queries, ensure_ascii=False), encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    """Output sets of `statbench run` on the miniature STARD (bm25 and tfidf), made once."""
+    root = tmp_path_factory.mktemp("verify")
+    data = write_stard(root / "stard")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("STATBENCH_CACHE", str(root / "cache"))
+        mp.chdir(root)
+        plugins.reset_registry()
+        for model in ("bm25", "tfidf"):
+            args = ["run", "--task", "stard", "--model", model, "--data-dir", str(data), "--no-progress"]
+            mp.setattr(sys, "argv", ["statbench", *args])
+            result = CliRunner().invoke(cli, args, catch_exceptions=False)
+            assert result.exit_code == 0, result.output
+        plugins.reset_registry()
+    return root
+
+
+@pytest.fixture
+def outputs(built, tmp_path) -> Path:
+    """A private copy of the output sets (tests tamper with them)."""
+    return Path(shutil.copytree(built / "statbench-output" / "stard", tmp_path / "outputs"))
+
+
+@pytest.fixture
+def data(built) -> Path:
+    return built / "stard"
+
+
+def edit_results(folder: Path, change) -> None:
+    path = folder / "results.json"
+    obj = json.loads(path.read_text("utf-8"))
+    change(obj)
+    path.write_text(json.dumps(obj, ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+def edit_run(folder: Path, old: str, new: str, *, record: bool) -> None:
+    """Replace text in the run file; ``record``: write its new sha256 into results.json too."""
+    run = folder / "run.trec"
+    text = run.read_text("utf-8")
+    assert old in text
+    run.write_text(text.replace(old, new, 1), encoding="utf-8")
+    if record:
+        sha = hashlib.sha256(run.read_bytes()).hexdigest()
+        edit_results(folder, lambda obj: obj["run_file"].__setitem__("sha256", sha))
+
+
+def rows(collected) -> dict[str, object]:
+    return {row.path.parent.name: row for board in collected.boards.values() for row in board}
+
+
+def test_honest_rows_are_verified_with_date_and_version(outputs, data):
+    verifier = Verifier({"stard": data})
+    found = rows(collect(outputs, verify=verifier))
+    assert sorted(found) == ["bm25", "tfidf"]
+    for row in found.values():
+        assert row.verification.status == "verified"
+        assert row.verification.reason is None
+        assert row.verification.verified_on == _dt.date.today().isoformat()
+        assert row.verification.statbench_version == __version__
+    assert (verifier.rescored, verifier.cache_hits) == (2, 0)
+    assert verifier.summary().startswith("verification: 2 verified, 0 unverifiable, 0 refused")
+
+
+def test_without_verify_rows_carry_no_verification(outputs):
+    assert all(row.verification is None for row in rows(collect(outputs)).values())
+
+
+def test_rebuild_rescores_only_new_or_changed_run_files(outputs, data):
+    first = Verifier({"stard": data})
+    collect(outputs, verify=first)
+    assert (first.rescored, first.cache_hits) == (2, 0)
+    again = Verifier({"stard": data})
+    collect(outputs, verify=again)
+    assert (again.rescored, again.cache_hits) == (0, 2)
+    # one run file changed (and recorded): only that one is re-scored
+    edit_run(outputs / "tfidf", " statbench-tfidf\n", " statbench-tfidf-2\n", record=True)
+    changed = Verifier({"stard": data})
+    found = rows(collect(outputs, verify=changed))
+    assert (changed.rescored, changed.cache_hits) == (1, 1)
+    assert {name: row.verification.status for name, row in found.items()} == {"bm25": "verified", "tfidf": "verified"}
+
+
+def test_cached_figures_are_compared_again_so_an_edited_results_file_is_refused(outputs, data):
+    collect(outputs, verify=Verifier({"stard": data}))
+    edit_results(outputs / "bm25", lambda obj: obj["all_queries"].__setitem__("R@5", 0.9))
+    verifier = Verifier({"stard": data})
+    found = rows(collect(outputs, verify=verifier))
+    assert verifier.cache_hits == 2 and verifier.rescored == 0
+    assert sorted(found) == ["tfidf"]  # a refused row is not published
+    [line] = verifier.lines("refused")
+    assert line == f"{outputs / 'bm25' / 'results.json'}: R@5 on all queries (pooled): claimed 0.9, re-scored 1.0"
+
+
+def test_figures_edited_consistently_are_refused_naming_the_measure_and_query(outputs, data):
+    """Every R@5 figure lowered to 0.5 together (per query, splits, pooled, aggregate): the
+    strict reader's agreement checks pass; only re-scoring shows the run does not give them."""
+    def lower(obj):
+        for scores in [*obj["per_query"].values(), *(s["scores"] for s in obj["splits"]), obj["all_queries"]]:
+            scores["R@5"] = 0.5
+        obj["aggregate"]["R@5"] = {"mean": 0.5, "std": 0.0}
+
+    edit_results(outputs / "bm25", lower)
+    verifier = Verifier({"stard": data})
+    found = rows(collect(outputs, verify=verifier))
+    assert sorted(found) == ["tfidf"]
+    [line] = verifier.lines("refused")
+    first_query = next(iter(json.loads((outputs / "bm25" / "results.json").read_text())["per_query"]))
+    assert line.startswith(f"{outputs / 'bm25' / 'results.json'}: R@5 on query {first_query}: claimed 0.5, "
+                           "re-scored 1.0 (and ")
+    assert "more figure(s) differ" in line
+
+
+def test_a_run_file_line_changed_is_refused(outputs, data):
+    # not recorded: the file is not the run the figures came from
+    edit_run(outputs / "bm25", "0 Q0 民法典第五十四条 1", "0 Q0 no-such-article 1", record=False)
+    # recorded too: the figures are not the run's
+    edit_run(outputs / "tfidf", "0 Q0 民法典第五十四条 1", "0 Q0 no-such-article 1", record=True)
+    verifier = Verifier({"stard": data})
+    assert rows(collect(outputs, verify=verifier)) == {}
+    bm25, tfidf = verifier.lines("refused")
+    assert "bm25/results.json: run file" in bm25 and "does not hash to run_file.sha256" in bm25
+    assert tfidf.startswith(f"{outputs / 'tfidf' / 'results.json'}: R@5 on query 0: claimed 1.0, re-scored 0.0")
+
+
+def test_a_gzipped_run_file_beside_the_results_is_verified(outputs, data):
+    run = outputs / "bm25" / "run.trec"
+    with open(run, "rb") as src, gzip.GzipFile(outputs / "bm25" / "run.trec.gz", "wb", mtime=0) as gz:
+        shutil.copyfileobj(src, gz)
+    run.unlink()
+    verifier = Verifier({"stard": data})
+    assert rows(collect(outputs, verify=verifier))["bm25"].verification.status == "verified"
+
+
+def test_unverifiable_rows_are_left_off_unless_allowed(outputs, data, tmp_path):
+    (outputs / "bm25" / "run.trec").unlink()
+    other = write_stard(tmp_path / "other", STARD_QUERIES[:4])  # other data: another checksum
+    verifier = Verifier({"stard": data})
+    assert sorted(rows(collect(outputs, verify=verifier))) == ["tfidf"]
+    [line] = verifier.lines("unverifiable")
+    assert "bm25/results.json: no run file" in line
+    allowed = Verifier({"stard": other}, allow_unverified=True)
+    found = rows(collect(outputs, verify=allowed))
+    assert {name: row.verification.status for name, row in found.items()} == {"bm25": "unverifiable",
+                                                                             "tfidf": "unverifiable"}
+    assert "scored on other data of task stard" in found["tfidf"].verification.reason
+    assert allowed.rescored == 0
+
+
+def test_unverifiable_without_local_data(outputs, monkeypatch):
+    from statbench.data import download
+    from statbench.errors import DownloadError
+
+    def offline(url, dest, sha256, timeout=30):
+        raise DownloadError(f"could not download {url}: offline")
+
+    monkeypatch.setattr(download, "fetch", offline)
+    verifier = Verifier(allow_unverified=True)
+    found = rows(collect(outputs, verify=verifier))
+    assert {row.verification.status for row in found.values()} == {"unverifiable"}
+    assert all("no local data of task stard (give --data-dir stard=DIR)" in row.verification.reason
+               for row in found.values())
+
+
+def test_compare_figures_tolerance(outputs):
+    from statbench.results.record import Results
+
+    record = Results.read(outputs / "bm25" / "results.json")
+    assert compare_figures(record, record) == []
+    nudged = json.loads((outputs / "bm25" / "results.json").read_text())
+    qid = next(iter(nudged["per_query"]))
+    nudged["per_query"][qid]["MRR@10"] -= 1e-6
+    assert compare_figures(Results.from_json(nudged), record) == [
+        f"MRR@10 on query {qid}: claimed {1 - 1e-6!r}, re-scored 1.0"]
+    nudged["per_query"][qid]["MRR@10"] = 1 - 1e-12  # float summation order: equal
+    assert compare_figures(Results.from_json(nudged), record) == []
+
+
+def test_build_verify_command(outputs, data, tmp_path):
+    edit_results(outputs / "bm25", lambda obj: obj["all_queries"].__setitem__("R@5", 0.9))
+    args = ["leaderboard", "build", "--results", str(outputs), "--out", str(tmp_path / "site"), "--verify",
+            "--data-dir", f"stard={data}"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert f"refused: {outputs / 'bm25' / 'results.json'}: R@5 on all queries (pooled): claimed 0.9" in result.output
+    assert "verification: 1 verified, 0 unverifiable, 1 refused (not published)" in result.output
+    assert "1 result(s) on 1 task page(s)" in result.output
+    strict = CliRunner().invoke(cli, [*args, "--strict"])
+    assert strict.exit_code == 2
+    assert "error: 1 row(s) refused (--strict)" in strict.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--data-dir", "stard"], "--data-dir 'stard': expected TASK=DIR"),
+    (["--data-dir", "stard=a", "--data-dir", "stard=b"], "--data-dir: task 'stard' is given twice"),
+])
+def test_build_verify_refuses_bad_data_dirs(outputs, tmp_path, args, message):
+    result = CliRunner().invoke(cli, ["leaderboard", "build", "--results", str(outputs), "--out",
+                                      str(tmp_path / "site"), "--verify", *args])
+    assert result.exit_code == 2
+    assert message in result.output
+    assert not (tmp_path / "site").exists()
+
+
+def test_verify_options_need_verify(outputs, tmp_path):
+    result = CliRunner().invoke(cli, ["leaderboard", "build", "--results", str(outputs), "--out",
+                                      str(tmp_path / "site"), "--allow-unverified"])
+    assert result.exit_code == 2
+    assert "go with --verify" in result.output
