@@ -444,17 +444,23 @@ def incremental(work: Path, n: int, added: int = 10, run_depth: int = 10, board:
     results = _ensure_generated(work, n, run_depth)
     extra = results / "added"
     shutil.rmtree(extra, ignore_errors=True)
-    # a cold start: no validated records kept from earlier builds (.records, under $STATBENCH_CACHE)
-    shutil.rmtree(cache_root() / "leaderboard-records", ignore_errors=True)
+    # a cold start: nothing kept from earlier builds under $STATBENCH_CACHE (validated records,
+    # significance comparisons, gzipped run files)
+    for kept in ("leaderboard-records", "leaderboard-significance", "leaderboard-runs"):
+        shutil.rmtree(cache_root() / kept, ignore_errors=True)
     site, full_site = work / f"site-{n}-incremental", work / f"site-{n}-full"
     for folder in (site, full_site):
         shutil.rmtree(folder, ignore_errors=True)
+    load = {}
     try:
+        load["cold"] = os.getloadavg()[0]
         cold = cli_build(results, site)
+        load["unchanged"] = os.getloadavg()[0]
         unchanged = cli_build(results, site)
         profile = profile_build(results, site)
         before = _html_inodes(site)
         generate(extra, added, run_depth=run_depth, start=n, only=(board,))
+        load["after"] = os.getloadavg()[0]
         after = cli_build(results, site)
         inodes = _html_inodes(site)
         rewritten = sorted(name for name, ino in inodes.items() if before.get(name) != ino)
@@ -464,7 +470,7 @@ def incremental(work: Path, n: int, added: int = 10, run_depth: int = 10, board:
         shutil.rmtree(extra, ignore_errors=True)
     figures = {"n": n, "added": added, "board": board, "cold": cold, "unchanged": unchanged, "after": after,
                "full_after": full, "rewritten": rewritten, "pages": len(inodes), "identical": identical,
-               "profile_unchanged": profile}
+               "profile_unchanged": profile, "load": load}
     print(json.dumps(figures, default=str), file=sys.stderr, flush=True)
     return figures
 
@@ -490,6 +496,8 @@ def incremental_table(runs: list[dict]) -> str:
     row("pages written anew / pages", lambda r: f"{len(r['rewritten'])} / {r['pages']} "
                                                  f"({', '.join(r['rewritten'][:4])}{', …' if len(r['rewritten']) > 4 else ''})")
     row("incremental site == full build, byte for byte", lambda r: "yes" if r["identical"] else "**NO**")
+    row("load average (1 min) before the cold / unchanged / after-adding builds",
+        lambda r: " / ".join(f"{r.get('load', {}).get(k, float('nan')):.1f}" for k in ("cold", "unchanged", "after")))
     return "\n".join(lines)
 
 

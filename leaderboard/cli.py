@@ -53,7 +53,7 @@ def build(results_dir, out_dir, baseline, measure, run_files, verify, allow_unve
 
     if (allow_unverified or data_dirs or strict) and not verify:
         raise click.UsageError("--allow-unverified, --data-dir and --strict go with --verify")
-    verifier = verifier_from_options(data_dirs, allow_unverified) if verify else None
+    verifier = verifier_from_options(data_dirs, allow_unverified, ahead=results_dir) if verify else None
     report = build_site(results_dir, out_dir, baseline=baseline, measure=measure, copy_runs=run_files,
                         verify=verifier)
     for note in report.notes:

@@ -10,7 +10,8 @@ options, the board's name and slug, every board's name and slug for the navigati
 installed task's declaration, and per row the results file's path, size, times and inode (as
 the record cache of :mod:`.records` keys it), the same of its run file and any reproduction
 file, its verification), the files it wrote with their sha256, and what the build said about
-it (problems, notes, the index line).
+it (problems, notes, the index line). The state of those files as the build left them is kept
+beside, in the cache (:func:`read_states`).
 A manifest that does not read, or of another code version, is ignored: a full build."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import functools
 import hashlib
 import json
 import os
+import stat as stat_module
 from importlib import resources
 from pathlib import Path
 
@@ -28,6 +30,7 @@ from statbench.data.checksum import file_sha256
 MARKER = ".statbench-site"  #: the file that marks a built site (and holds the manifest)
 MARKER_TEXT = "built by statbench leaderboard build; this folder is replaced on each build\n"
 FORMAT = 1
+_STATES_MAGIC = b"statbench-site-states 1\n"
 
 
 @functools.cache
@@ -70,6 +73,18 @@ def _task_declaration(task: str) -> str:
     return repr((cls.__module__, cls.__qualname__, cls.task_info(), getattr(cls, "measures", None)))
 
 
+def _reproductions(folder: Path, prefix: str, suffix: str) -> list[Path]:
+    """The files ``PREFIX*SUFFIX`` in a folder, sorted (what ``folder.glob`` gives, from one
+    ``scandir``: pathlib's glob was most of a digest of 10,000 rows)."""
+    try:
+        with os.scandir(folder) as entries:
+            names = [e.name for e in entries
+                     if e.name.startswith(prefix) and e.name.endswith(suffix) and len(e.name) >= len(prefix) + len(suffix)]
+    except OSError:
+        return []
+    return [folder / name for name in sorted(names)]
+
+
 def _row_signature(row, results_root: Path) -> list:
     from statbench.scoring.reproduction import PREFIX, SUFFIX
 
@@ -78,7 +93,7 @@ def _row_signature(row, results_root: Path) -> list:
     except ValueError:
         rel = str(row.path)
     run = row.path.parent / row.results.run_file.path if row.results.run_file.path else None
-    reproductions = sorted(row.path.parent.glob(f"{PREFIX}*{SUFFIX}"))
+    reproductions = _reproductions(row.path.parent, PREFIX, SUFFIX)
     verification = getattr(row, "verification", None)
     return [
         rel, row.key, _stat(row.path), None if run is None else [str(run), _stat(run)],
@@ -122,16 +137,25 @@ def marker_text(boards: dict) -> str:
                                     ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
-def reuse(entry: dict | None, digest: str, old_site: Path, new_site: Path) -> bool:
+def reuse(entry: dict | None, digest: str, old_site: Path, new_site: Path, known: dict | None = None) -> bool:
     """Hard-link (or copy, across file systems) a board's files from the previous site into
     the new one when its digest is the same and every file still has the sha256 recorded;
     False (nothing left behind) otherwise."""
     if not entry or entry.get("digest") != digest or not isinstance(entry.get("files"), dict):
         return False
     files = entry["files"]
+    known = known or {}
     for rel, sha in files.items():
         source = old_site / rel
-        if not source.is_file() or source.is_symlink() or file_sha256(source) != sha:
+        try:
+            st = os.lstat(source)
+        except (OSError, ValueError):
+            return False
+        if not stat_module.S_ISREG(st.st_mode):
+            return False
+        # a file in the state the previous build recorded after writing it is the file it
+        # hashed (the record cache's rule: see read_states); any other is hashed again
+        if known.get(rel) != [*_file_state(st), sha] and file_sha256(source) != sha:
             return False
     made = []
     try:
@@ -152,6 +176,51 @@ def reuse(entry: dict | None, digest: str, old_site: Path, new_site: Path) -> bo
             target.unlink(missing_ok=True)
         return False
     return True
+
+
+def _file_state(st) -> list:
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+
+
+def _states_file(site: Path) -> Path:
+    from statbench.storage.paths import cache_root
+
+    name = hashlib.sha256(os.path.abspath(site).encode()).hexdigest()
+    return cache_root() / "leaderboard-sites" / f"{name}.json"
+
+
+def read_states(site: Path) -> dict[str, list]:
+    """rel -> [size, modification and change times, inode, device, sha256] of the files of the
+    site at ``site`` as its last build left them (kept under ``$STATBENCH_CACHE``, not in the
+    site, whose files are the same whichever way it was built): a file still in that state is
+    the file that was hashed, and is not hashed again when its board is reused. The record
+    verifies on read (its sha256); {} when there is none that can be used."""
+    from statbench.leaderboard.records import _read, _unframed
+
+    found = _unframed(_STATES_MAGIC, _read(_states_file(site)))
+    if found is None:
+        return {}
+    try:
+        states = json.loads(found[1])
+    except ValueError:
+        return {}
+    return states if isinstance(states, dict) else {}
+
+
+def write_states(site: Path, boards: dict) -> None:
+    """Record the state of every board's files as the build left them (taken after the site
+    was swapped in: linking and unlinking a file changes its change time)."""
+    from statbench.leaderboard.records import _framed, _write_atomic
+
+    states = {}
+    for entry in boards.values():
+        for rel, sha in entry["files"].items():
+            try:
+                states[rel] = [*_file_state(os.lstat(site / rel)), sha]
+            except OSError:
+                continue
+    payload = json.dumps(states, sort_keys=True, separators=(",", ":")).encode()
+    _write_atomic(_states_file(site), _framed(_STATES_MAGIC, payload))
 
 
 def files_of(site: Path, rels) -> dict[str, str]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import gzip
 import json
 import math
 import re
@@ -27,10 +26,20 @@ from statbench.errors import StatbenchError
 from statbench.leaderboard.collect import FIRST_VERSION, Row, collect, is_bounded
 from statbench.leaderboard.efficiency import COLUMNS as EFFICIENCY_COLUMNS
 from statbench.leaderboard.efficiency import efficiency_cells
-from statbench.leaderboard.incremental import MARKER, board_digest, files_of, marker_text, read_manifest, reuse
+from statbench.leaderboard.incremental import (
+    MARKER,
+    board_digest,
+    files_of,
+    marker_text,
+    read_manifest,
+    read_states,
+    reuse,
+    write_states,
+)
 from statbench.leaderboard.pareto import pareto_charts
 from statbench.leaderboard.plots import Series, category_bars, recall_curves, recall_cutoffs
 from statbench.leaderboard.records import RecordCache
+from statbench.leaderboard.runcopies import RunDigests, write_gzipped
 from statbench.scoring.reproduction import copy_reproduction
 
 DEFAULT_BASELINE = "bm25"
@@ -218,23 +227,45 @@ def _significance(rows, measure: str, base: Row | None) -> tuple[dict[str, objec
     """Comparisons by row key, and the rows not tested with the reason. A paired test needs
     exactly the same (non-empty) query set on both sides: any other row is left out of the
     tests (and of Holm's count), never shown as not significant."""
-    from statbench.leaderboard.stats import compare_board
-    from statbench.scoring.significance import query_set_difference
+    from statbench.leaderboard.sigcache import PairCache
+    from statbench.leaderboard.stats import pair_figures
+    from statbench.scoring.significance import (
+        ALPHA,
+        BOOTSTRAP_RESAMPLES,
+        BOOTSTRAP_SEED,
+        query_set_difference,
+        with_holm,
+    )
 
     if base is None:
         return {}, []
-    base_scores = base.results.query_scores(measure)
-    systems, untested = {}, []
-    for r in rows:
-        if r is base or measure not in r.results.labels:
-            continue
-        scores = r.results.query_scores(measure)
-        problem = query_set_difference(base_scores, scores)
-        if problem is None:
-            systems[r.key] = scores
-        else:
-            untested.append((r, problem))
-    comparisons = compare_board(base.key, base_scores, systems, measure) if systems else []
+    # each pair's figures are kept by the two rows' per-query scores (see .sigcache): a
+    # board re-tests only the rows whose scores (or baseline) it has not tested before
+    kept = PairCache.default(base.queries_sha256, measure, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
+    tested = [r for r in rows if r is not base and measure in r.results.labels]
+    outcomes = {r.key: kept.get(r.queries_sha256) for r in tested}
+    fresh = [r for r in tested if outcomes[r.key] is None]
+    if fresh:
+        base_scores = base.query_scores(measure)
+        systems = {}
+        for r in fresh:
+            scores = r.query_scores(measure)
+            problem = query_set_difference(base_scores, scores)
+            if problem is None:
+                systems[r.key] = scores
+            else:
+                outcomes[r.key] = ("untested", problem)
+                kept.put(r.queries_sha256, outcomes[r.key])
+        figures = pair_figures(base_scores, systems, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
+        for r in fresh:
+            if r.key in figures:
+                outcomes[r.key] = ("figures", figures[r.key])
+                kept.put(r.queries_sha256, outcomes[r.key])
+        kept.save()
+    untested = [(r, outcomes[r.key][1]) for r in tested if outcomes[r.key][0] == "untested"]
+    raw = [dict(system=key, baseline=base.key, measure=measure, **outcomes[key][1])
+           for key in sorted(r.key for r in tested if outcomes[r.key][0] == "figures")]
+    comparisons = with_holm(raw, ALPHA) if raw else []
     return {c.system: c for c in comparisons}, untested
 
 
@@ -456,7 +487,7 @@ def run_source(row: Row, results_root: Path) -> tuple[Path | None, str | None]:
     return resolved, None
 
 
-def _copy_run(row: Row, dest_root: Path, task_slug: str, results_root: Path) -> str | None:
+def _copy_run(row: Row, dest_root: Path, task_slug: str, results_root: Path, digests=None) -> str | None:
     """Gzip the run file into the site (fixed header: deterministic); None if it is
     outside the results folder, missing, or no longer matches the checksum in the results."""
     source, problem = run_source(row, results_root)
@@ -465,17 +496,14 @@ def _copy_run(row: Row, dest_root: Path, task_slug: str, results_root: Path) -> 
         # results committed without their (large) run file: said once, not a warning per row
         (row.notes if absent else row.problems).append(problem)
         return None
-    if file_sha256(source) != row.results.run_file.sha256:
+    if (file_sha256(source) if digests is None else digests.sha256(source)) != row.results.run_file.sha256:
         row.problems.append(f"run file {row.path.parent / row.results.run_file.path} does not match the checksum "
                             f"in the results (run_file.sha256 of {row.path}): not linked")
         return None
     rel = f"runs/{task_slug}/{row.key}.trec.gz"
     target = dest_root / rel
     target.parent.mkdir(parents=True, exist_ok=True)
-    with open(source, "rb") as src, open(target, "wb") as raw:
-        # level 1: ~2.5x faster than 6 on run files, ~15% larger
-        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=1) as gz:
-            shutil.copyfileobj(src, gz, 1 << 20)
+    write_gzipped(source, row.results.run_file.sha256, target)  # gzipped once per content (.runcopies)
     return rel
 
 
@@ -595,7 +623,8 @@ def _row_data(v: dict, page_index: int) -> dict:
 
 
 def _task_page(name: str, rows: list[Row], baseline: str, measure: str | None, dest: Path,
-               task_slug: str, copy_runs: bool, results_root: Path, page_size: int = PAGE_SIZE) -> dict:
+               task_slug: str, copy_runs: bool, results_root: Path, page_size: int = PAGE_SIZE,
+               digests=None) -> dict:
     from statbench.scoring.significance import primary_measure
 
     info = _task_info(rows[0].task, rows)
@@ -605,7 +634,7 @@ def _task_page(name: str, rows: list[Row], baseline: str, measure: str | None, d
     comparisons, untested = _significance(rows, tested, base)
     views = []
     for row in rows:
-        run_href = _copy_run(row, dest, task_slug, results_root) if copy_runs else None
+        run_href = _copy_run(row, dest, task_slug, results_root, digests) if copy_runs else None
         reproduction, problem = copy_reproduction(row.path, dest)
         if problem:
             row.problems.append(problem)
@@ -728,6 +757,16 @@ def build_site(results_dir, out_dir, baseline: str = DEFAULT_BASELINE, measure: 
     results_dir, out_dir = Path(results_dir), Path(out_dir)
     with _no_gc_pauses():
         collected = collect(results_dir, verify=verify, records=RecordCache.default())
+    gc.freeze()  # the records read: out of the cycle collector's sight while the boards are rendered
+    try:
+        return _build_from(collected, results_dir, out_dir, baseline, measure, copy_runs, page_size)
+    finally:
+        gc.unfreeze()
+
+
+def _build_from(collected, results_dir: Path, out_dir: Path, baseline: str, measure: str | None, copy_runs: bool,
+                page_size: int) -> BuildReport:
+    """The site from the collected rows (see :func:`build_site`)."""
     tasks = collected.boards
     report = BuildReport(out_dir=out_dir, problems=collected.problems, notes=list(collected.notes))
     _drop_refused(tasks, report)
@@ -737,6 +776,7 @@ def build_site(results_dir, out_dir, baseline: str = DEFAULT_BASELINE, measure: 
             raise StatbenchError(f"--measure {measure!r} is not a measure of any board (measures: {', '.join(known)})")
     env = _environment()
     previous = read_manifest(out_dir)
+    known = read_states(out_dir) if previous else {}
     tmp = _prepare_out(out_dir)
     try:
         slugs = _board_slugs(tasks)
@@ -744,14 +784,18 @@ def build_site(results_dir, out_dir, baseline: str = DEFAULT_BASELINE, measure: 
         options = {"baseline": baseline, "measure": measure, "copy_runs": copy_runs, "page_size": page_size}
         context = {"version": __version__, "tasks": nav}
         boards, summaries = {}, []
+        digests = None  # the run files' sha256 by state (.runcopies), read when a board is rendered
         without_run = 0
         for name, rows in tasks.items():
             # a board whose inputs are those of the previous build keeps its files (see .incremental)
             digest = board_digest(name, slugs[name], rows, options, nav, results_dir)
             entry = previous.get(name)
-            if not (_entry_shape(entry) and reuse(entry, digest, out_dir, tmp)):
+            if not (_entry_shape(entry) and reuse(entry, digest, out_dir, tmp, known)):
+                if digests is None:
+                    digests = RunDigests()
+                    digests.learn(collected.run_digests)
                 entry = _render_board(env, context, name, rows, baseline, measure, tmp, slugs[name], copy_runs,
-                                      results_dir, page_size)
+                                      results_dir, page_size, digests)
                 entry["digest"] = digest
                 report.rendered.append(name)
             report.problems.extend(entry["problems"])
@@ -774,6 +818,9 @@ def build_site(results_dir, out_dir, baseline: str = DEFAULT_BASELINE, measure: 
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    write_states(out_dir, boards)
+    if digests is not None:
+        digests.save()
     return report
 
 
@@ -812,10 +859,10 @@ def _entry_shape(entry) -> bool:
 
 
 def _render_board(env, context: dict, name: str, rows: list[Row], baseline: str, measure: str | None, tmp: Path,
-                  task_slug: str, copy_runs: bool, results_dir: Path, page_size: int) -> dict:
+                  task_slug: str, copy_runs: bool, results_dir: Path, page_size: int, digests=None) -> dict:
     """Test, copy and render one board into ``tmp``; its manifest entry (less its digest):
     the files it wrote with their sha256, what the build says about it, its index line."""
-    page = _task_page(name, rows, baseline, measure, tmp, task_slug, copy_runs, results_dir, page_size)
+    page = _task_page(name, rows, baseline, measure, tmp, task_slug, copy_runs, results_dir, page_size, digests)
     problems = [f"{name}: {problem}" for problem in page["problems"]]
     notes = []
     without_run = 0

@@ -56,18 +56,28 @@ def bootstrap_intervals(diffs, resamples: int = BOOTSTRAP_RESAMPLES, seed: int =
         return lows, highs
     tail = (1 - level) / 2
     chunk = max(1, 2_000_000 // n)  # bootstrap_ci's chunks: the same random stream
-    for first in range(0, m, BLOCK):
-        block = diffs[first:first + BLOCK]
+    spans = [(start, min(resamples, start + chunk)) for start in range(0, resamples, chunk)]
+
+    def drawn():
+        """The counts per query of each chunk of resamples, in the order of the random stream."""
         rng = np.random.default_rng(seed)
-        means = np.empty((resamples, len(block)))
-        for start in range(0, resamples, chunk):
-            stop = min(resamples, start + chunk)
+        for start, stop in spans:
             idx = rng.integers(0, n, size=(stop - start, n))
             offsets = (np.arange(stop - start) * n)[:, None]
-            counts = np.bincount((idx + offsets).ravel(), minlength=(stop - start) * n).reshape(stop - start, n)
+            yield np.bincount((idx + offsets).ravel(), minlength=(stop - start) * n).reshape(stop - start, n)
+
+    # drawn once for every block when they fit (small integers: <= 64 M of them), not again per block
+    kept = [c.astype(np.min_scalar_type(n)) for c in drawn()] if m > BLOCK and resamples * n <= 64_000_000 else None
+    for first in range(0, m, BLOCK):
+        block = diffs[first:first + BLOCK]
+        if len(block) < BLOCK:  # every block of one shape: a row's figures never depend on how many share it
+            block = np.vstack([block, np.zeros((BLOCK - len(block), n))])
+        means = np.empty((resamples, len(block)))
+        for (start, stop), counts in zip(spans, kept if kept is not None else drawn()):
             means[start:stop] = (counts.astype(float) @ block.T) / n
         low, high = np.quantile(means, [tail, 1 - tail], axis=0)
-        lows[first:first + len(block)], highs[first:first + len(block)] = low, high
+        size = min(BLOCK, m - first)
+        lows[first:first + size], highs[first:first + size] = low[:size], high[:size]
     return lows, highs
 
 
@@ -135,12 +145,24 @@ def compare_board(
     """:func:`statbench.scoring.significance.compare_to_baseline`, vectorised over the systems
     (same arguments, same order of results, same figures: see the module's note on the
     bootstrap)."""
+    require_paired(baseline_name, baseline, systems, measure)
+    figures = pair_figures(baseline, systems, resamples, seed)
+    return with_holm([dict(system=name, baseline=baseline_name, measure=measure, **figures[name])
+                      for name in sorted(systems)], alpha)
+
+
+def pair_figures(baseline: Mapping[str, float], systems: Mapping[str, Mapping[str, float]],
+                 resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> dict[str, dict]:
+    """System -> the figures of its comparison with the baseline that depend on this pair
+    alone (everything but the names, the measure and Holm's adjustment, which depends on the
+    whole family): what :mod:`.sigcache` keeps per pair. Each system's figures are the same
+    whichever others are computed with it (every bootstrap block has one shape; the
+    Wilcoxon test is row by row), so a board that gains a row re-tests only that row."""
     import numpy as np
 
-    require_paired(baseline_name, baseline, systems, measure)
     names = sorted(systems)
     if not names:
-        return []
+        return {}
     qids = sorted(baseline)
     base = np.array([baseline[q] for q in qids], dtype=float)
     scores = np.array([[systems[name][q] for q in qids] for name in names], dtype=float)
@@ -148,14 +170,13 @@ def compare_board(
     tests = wilcoxon_rows(diffs)
     lows, highs = bootstrap_intervals(diffs, resamples, seed)
     mean_base = float(base.mean())
-    raw = []
+    out = {}
     for i, name in enumerate(names):
         d = diffs[i]
-        raw.append(dict(
-            system=name, baseline=baseline_name, measure=measure, n=len(d),
-            mean_baseline=mean_base, mean_system=float(scores[i].mean()), mean_diff=float(d.mean()),
+        out[name] = dict(
+            n=len(d), mean_baseline=mean_base, mean_system=float(scores[i].mean()), mean_diff=float(d.mean()),
             ci_low=float(lows[i]), ci_high=float(highs[i]), cohens_d=cohens_d(d),
             wins=int((d > 0).sum()), ties=int((d == 0).sum()), losses=int((d < 0).sum()),
             statistic=tests[i][0], p_value=tests[i][1],
-        ))
-    return with_holm(raw, alpha)
+        )
+    return out

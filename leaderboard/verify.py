@@ -11,13 +11,24 @@ file is not the run the results name: one line names the file, the measure, the 
 query, the claimed and the re-scored figure.
 
 Re-scoring is ``statbench evaluate``'s own code (:func:`~statbench.scoring.evaluate_file.
-evaluate_run_file`). The re-scored figures are cached (:func:`~statbench.storage.keys.
+evaluate_rankings`, what ``evaluate_run_file`` scores with), against each task loaded once
+per build: its data files are hashed once (their checksums key the cached summary that
+gives the data checksum), its judgements and document ids read once, on the first row that
+must be re-scored. The re-scored figures are cached (:func:`~statbench.storage.keys.
 verification_entry`: run sha256, data checksum, measures, splits, evaluation code version),
 never the verdict: claims are compared again on every build, so a rebuild re-scores only
-new or changed run files, and an edited results file is still caught."""
+new or changed run files (a build whose every row is cached reads no corpus and parses no
+run), and an edited results file is still caught.
+
+A build names the folder it verifies (``ahead``): on the first row that must be re-scored,
+the other rows of that folder are re-scored into the cache ahead, by worker processes on
+every core (:func:`_rescore_ahead_in_worker`); each row is then verified as before, from
+the cache. A row the workers could not re-score (any error) is re-scored in the build's
+own process, which says why."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import gzip
 import hashlib
@@ -38,6 +49,8 @@ VerificationStatus = Literal["verified", "unverifiable", "refused"]
 TOLERANCE = 1e-9
 #: the file holding the re-scored figures in a verification cache entry
 SCORES_FILE = "scores.json"
+#: the fewest rows to re-score ahead that are worth starting worker processes for
+AHEAD_MIN_ROWS = 32
 
 
 @dataclass(frozen=True)
@@ -65,6 +78,40 @@ class _LocalTask:
     data_folder: Path | None = None
     #: why the task cannot verify anything here (not installed, no data)
     problem: str | None = None
+    #: the task's load (the cached summary, or the full load that left one)
+    loaded: object | None = None
+    #: what re-scoring needs (judgements, splits, document ids), read on the first cache miss
+    scoring: object | None = None
+
+    def scoring_task(self, log: logging.Logger):
+        """The :class:`~statbench.scoring.evaluate_file.ScoringTask` of this load, made once."""
+        if self.scoring is None:
+            from statbench.scoring.evaluate_file import ScoringTask
+
+            self.loaded.say_notes(log)
+            self.scoring = ScoringTask.of(self.loaded)
+        return self.scoring
+
+    def key(self, evaluation: str) -> _DataKey:
+        return _DataKey(self.name, self.version, self.checksum, self.measures, evaluation)
+
+
+@dataclass(frozen=True)
+class _DataKey:
+    """The verification cache key of a task's local data (a run's sha256 and splits aside)."""
+
+    task: str
+    version: str
+    checksum: str
+    measures: tuple
+    evaluation: str
+
+    def entry(self, run_sha256: str, splits: list[str]):
+        """The verification cache entry of a run's figures re-scored on these data."""
+        from statbench.storage.keys import verification_entry
+
+        return verification_entry(self.task, self.version, run_sha256, self.checksum, self.measures, splits,
+                                  evaluation_version=self.evaluation, required=(SCORES_FILE,))
 
 
 @dataclass
@@ -81,7 +128,16 @@ class Verifier:
     rescored: int = 0
     cache_hits: int = 0
     outcomes: list[tuple[Path, Verification]] = field(default_factory=list)
+    #: the folder of results files this verifier is asked about (``build --verify``): on the
+    #: first row that must be re-scored, the others are re-scored ahead in worker processes
+    ahead: Path | None = None
+    #: worker processes for re-scoring ahead (``None``: one per core this process may use)
+    workers: int | None = None
     _tasks: dict[str, _LocalTask] = field(default_factory=dict)
+    _evaluation_version: str | None = None
+    _ahead_started: bool = False
+    #: cache entries re-scored ahead (their folder) -> what scoring them logged
+    _built_ahead: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
 
     # --- the report --------------------------------------------------------------------
 
@@ -123,19 +179,18 @@ class Verifier:
             return self._unverifiable(f"{where}: {other}")
         from statbench.errors import StatbenchError
 
-        with tempfile.TemporaryDirectory(prefix="statbench-verify-") as tmp:
-            try:
-                plain, sha = _plain_run(Path(run_path), Path(tmp))
-            except (OSError, StatbenchError) as exc:
-                return self._refused(f"{where}: its run file cannot be read: {_first_line(exc)}")
-            if sha != results.run_file.sha256:
-                return self._refused(f"{where}: run file {run_path} does not hash to run_file.sha256 (claimed "
-                                     f"{results.run_file.sha256[:12]}…, the file {sha[:12]}…): it is not the run "
-                                     "these figures were scored from")
-            try:
-                rescored = self._rescored(results, local, plain, sha)
-            except StatbenchError as exc:  # e.g. a run of another task, a split these data lack
-                return self._refused(f"{where}: its run file could not be re-scored: {_first_line(exc)}")
+        try:
+            run = _RunFile.read(Path(run_path))
+        except (OSError, StatbenchError) as exc:
+            return self._refused(f"{where}: its run file cannot be read: {_first_line(exc)}")
+        if run.sha256 != results.run_file.sha256:
+            return self._refused(f"{where}: run file {run_path} does not hash to run_file.sha256 (claimed "
+                                 f"{results.run_file.sha256[:12]}…, the file {run.sha256[:12]}…): it is not the run "
+                                 "these figures were scored from")
+        try:
+            rescored = self._rescored(results, local, run, Path(results_path))
+        except StatbenchError as exc:  # e.g. a run of another task, a split these data lack
+            return self._refused(f"{where}: its run file could not be re-scored: {_first_line(exc)}")
         differences = compare_figures(results, rescored)
         if differences:
             more = f" (and {len(differences) - 1} more figure(s) differ)" if len(differences) > 1 else ""
@@ -172,8 +227,9 @@ class Verifier:
             local.version, local.measures = info.version or "1", tuple(info.measures)
             try:
                 task = start_task(entry)
+                # the data files hashed once: their cached summary gives the checksum (no corpus read)
                 loaded = load_task(entry, local.data_dir, self.log, task=task, summary=True)
-                local.checksum = loaded.checksum
+                local.loaded, local.checksum = loaded, loaded.checksum
                 local.data_folder = task.data_folder(local.data_dir)
             except StatbenchError as exc:
                 if given is not None:
@@ -182,36 +238,95 @@ class Verifier:
         self._tasks[task_name] = local
         return local
 
-    def _rescored(self, results, local: _LocalTask, plain_run: Path, sha: str):
+    def _evaluation(self) -> str:
+        if self._evaluation_version is None:
+            self._evaluation_version = evaluation_version()
+        return self._evaluation_version
+
+    def _rescored(self, results, local: _LocalTask, run: _RunFile, results_path: Path):
         """The run's figures re-scored on the local data, from the verification cache when
         this run was scored on these data, measures and splits by this evaluation code."""
         from statbench.results.record import EvaluatedRun, parse_strict
-        from statbench.storage.cache import cached
-        from statbench.storage.keys import verification_entry
 
         split_names = [s.name for s in results.splits]
-        entry = verification_entry(local.name, local.version, sha, local.checksum, local.measures, split_names,
-                                   evaluation_version=evaluation_version(), required=(SCORES_FILE,))
-        built = []
+        entry = local.key(self._evaluation()).entry(run.sha256, split_names)
 
-        def build(staging: Path) -> None:
-            from statbench.scoring.evaluate_file import evaluate_run_file
+        def first_miss() -> None:  # under this entry's lock: the workers leave this row alone
+            self._rescore_ahead(results_path)
 
-            scores = evaluate_run_file(plain_run, local.name, local.data_dir, split_names, self.log)
-            (staging / SCORES_FILE).write_text(json.dumps(scores.to_json(), ensure_ascii=False), encoding="utf-8")
-            built.append(True)
-
-        cached(entry, build)
-        if built:
+        built = _fill(entry, lambda: local.scoring_task(self.log), run, split_names, self.log,
+                      before=None if self._ahead_started else first_miss)
+        ahead = self._built_ahead.pop(str(entry.path), None)
+        if built or ahead is not None:
+            for level, message in ahead or ():
+                self.log.log(level, "%s", message)
             self.rescored += 1
         else:
             self.cache_hits += 1
         return EvaluatedRun.from_json(parse_strict(entry.read_bytes(SCORES_FILE).decode("utf-8")))
 
+    def _rescore_ahead(self, current: Path) -> None:
+        """Re-score into the cache, in worker processes, every other row of ``ahead`` not yet
+        verified whose run file and local data are at hand (its claims are not trusted: the
+        run is hashed and scored as it is; each row is verified afterwards, from the cache)."""
+        self._ahead_started = True
+        workers = self.workers if self.workers is not None else _cores()
+        if self.ahead is None or workers < 2:
+            return
+        done = {current.resolve(), *(path.resolve() for path, _ in self.outcomes)}
+        jobs, tasks = [], {}
+        for path in sorted(Path(self.ahead).rglob("results.json")):
+            if any(part.startswith(".") for part in path.relative_to(self.ahead).parts) or path.resolve() in done:
+                continue
+            job = self._ahead_job(path)
+            if job is not None:
+                jobs.append(job)
+                tasks.setdefault(job[0], None)
+        if len(jobs) < AHEAD_MIN_ROWS:
+            return
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
 
-def verifier_from_options(data_dirs, allow_unverified: bool) -> Verifier:
+        evaluation = self._evaluation()
+        shared = {name: _AheadTask(self._tasks[name].key(evaluation), self._tasks[name].scoring_task(self.log))
+                  for name in tasks}
+        try:
+            with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=multiprocessing.get_context("spawn"),
+                                     initializer=_start_worker, initargs=(shared,)) as pool:
+                for found in pool.map(_rescore_ahead_in_worker, jobs, chunksize=max(1, min(16, len(jobs) // (4 * workers)))):
+                    if found is not None:
+                        self._built_ahead[found[0]] = found[1]
+        except Exception as exc:  # noqa: BLE001 - the rows are re-scored here instead, one by one
+            self.log.debug("re-scoring ahead in worker processes failed (%s); re-scoring row by row", exc)
+
+    def _ahead_job(self, path: Path) -> tuple[str, str, list[str]] | None:
+        """(task, run file, splits) of a results file to re-score ahead, or ``None`` (not
+        readable as results, no run file, no local data of its version: verified row by row)."""
+        try:
+            obj = json.loads(path.read_text("utf-8"))
+            task, run_file = obj["task"], obj["run_file"]
+            name, checksum, run_name = task["name"], task["data_checksum"], run_file["path"]
+            splits = [split["name"] for split in obj["splits"]]
+            if not all(isinstance(x, str) for x in (name, checksum, run_name, *splits)):
+                return None
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
+            return None
+        run_path = find_run_file(path, run_name)
+        if run_path is None:
+            return None
+        try:
+            local = self._local(name)
+        except StatbenchError:
+            return None
+        if local.problem is not None or local.checksum != checksum:
+            return None
+        return name, str(run_path), splits
+
+
+def verifier_from_options(data_dirs, allow_unverified: bool, ahead: Path | None = None) -> Verifier:
     """The :class:`Verifier` of the ``--data-dir TASK=DIR`` and ``--allow-unverified`` options
-    (``leaderboard build --verify``, ``leaderboard check``, ``leaderboard export --verify``)."""
+    (``leaderboard build --verify``, ``leaderboard check``, ``leaderboard export --verify``);
+    ``ahead``: the results folder the build verifies (its rows re-scored ahead in parallel)."""
     dirs: dict[str, Path] = {}
     for text in data_dirs:
         task, eq, folder = text.partition("=")
@@ -220,7 +335,85 @@ def verifier_from_options(data_dirs, allow_unverified: bool) -> Verifier:
         if task in dirs:
             raise StatbenchError(f"--data-dir: task {task!r} is given twice")
         dirs[task] = Path(folder)
-    return Verifier(data_dirs=dirs, allow_unverified=allow_unverified)
+    return Verifier(data_dirs=dirs, allow_unverified=allow_unverified, ahead=ahead)
+
+
+def _fill(entry, scoring, run: _RunFile, split_names: list[str], log, before=None) -> bool:
+    """The run's figures re-scored into ``entry`` when it is missing or invalid (``scoring``
+    gives the :class:`~statbench.scoring.evaluate_file.ScoringTask`; ``before`` is called
+    first, under the entry's lock); whether they were scored here."""
+    from statbench.storage.cache import cached
+
+    built = []
+
+    def build(staging: Path) -> None:
+        from statbench.scoring.evaluate_file import evaluate_rankings
+
+        if before is not None:
+            before()
+        with run.plain() as plain:
+            scores = evaluate_rankings(plain, run.rankings(plain), scoring(), split_names, log, run_sha256=run.sha256)
+        (staging / SCORES_FILE).write_text(json.dumps(scores.to_json(), ensure_ascii=False), encoding="utf-8")
+        built.append(True)
+
+    cached(entry, build)
+    return bool(built)
+
+
+def _cores() -> int:
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class _AheadTask:
+    """What a worker needs of a task to re-score its rows into the verification cache."""
+
+    key: _DataKey
+    scoring: object
+
+
+#: the tasks a worker process re-scores rows of (set once, by :func:`_start_worker`)
+_WORKER_TASKS: dict[str, _AheadTask] = {}
+
+
+def _start_worker(tasks: dict[str, _AheadTask]) -> None:
+    _WORKER_TASKS.update(tasks)
+
+
+class _Kept(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.INFO)
+        self.records: list[tuple[int, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append((record.levelno, record.getMessage()))
+
+
+def _rescore_ahead_in_worker(job: tuple[str, str, list[str]]) -> tuple[str, list[tuple[int, str]]] | None:
+    """In a worker process: one row's run file re-scored into the verification cache; the
+    entry's folder and what scoring logged (said again when the row is verified), or
+    ``None`` when it was cached already or anything failed (the build re-scores it)."""
+    name, run_path, splits = job
+    log = logging.getLogger(f"statbench.leaderboard.verify.ahead.{name}")
+    log.propagate = False
+    kept = _Kept()
+    log.addHandler(kept)
+    try:
+        task = _WORKER_TASKS[name]
+        run = _RunFile.read(Path(run_path))
+        entry = task.key.entry(run.sha256, splits)
+        if not _fill(entry, lambda: task.scoring, run, splits, log):
+            return None
+        return str(entry.path), kept.records
+    except Exception:  # noqa: BLE001 - the build's own process re-scores the row and says why
+        return None
+    finally:
+        log.removeHandler(kept)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -257,26 +450,55 @@ def find_run_file(results_path: Path, name: str) -> Path | None:
     return None
 
 
-def _plain_run(path: Path, tmp: Path) -> tuple[Path, str]:
-    """The run as a plain file (a gzipped one is decompressed into ``tmp``) and the sha256 of
-    its uncompressed bytes (what ``run_file.sha256`` records)."""
-    from statbench.data.checksum import file_sha256
-    from statbench.errors import DataFormatError
+@dataclass(frozen=True)
+class _RunFile:
+    """A row's run file, hashed (the sha256 of its uncompressed bytes, what ``run_file.sha256``
+    records); a gzipped one is held decompressed, and written out only to be re-scored."""
 
-    with open(path, "rb") as handle:
-        gzipped = handle.read(2) == b"\x1f\x8b"
-    if not gzipped:
-        return path, file_sha256(path)
-    plain = tmp / "run.trec"
-    digest = hashlib.sha256()
-    try:
-        with gzip.open(path, "rb") as src, open(plain, "wb") as dst:
-            while chunk := src.read(1 << 20):
-                digest.update(chunk)
-                dst.write(chunk)
-    except (OSError, EOFError) as exc:
-        raise DataFormatError(path, f"not a readable gzip file ({exc})") from None
-    return plain, digest.hexdigest()
+    path: Path
+    sha256: str
+    #: the uncompressed bytes of a gzipped run (``None``: the file is plain)
+    unzipped: bytes | None = None
+
+    @classmethod
+    def read(cls, path: Path) -> _RunFile:
+        from statbench.data.checksum import file_sha256
+        from statbench.errors import DataFormatError
+
+        with open(path, "rb") as handle:
+            gzipped = handle.read(2) == b"\x1f\x8b"
+        if not gzipped:
+            return cls(path, file_sha256(path))
+        try:
+            with gzip.open(path, "rb") as src:
+                unzipped = src.read()
+        except (OSError, EOFError) as exc:
+            raise DataFormatError(path, f"not a readable gzip file ({exc})") from None
+        return cls(path, hashlib.sha256(unzipped).hexdigest(), unzipped)
+
+    @contextlib.contextmanager
+    def plain(self):
+        """The run as a plain file (a gzipped one decompressed into a temporary folder)."""
+        if self.unzipped is None:
+            yield self.path
+            return
+        with tempfile.TemporaryDirectory(prefix="statbench-verify-") as tmp:
+            plain = Path(tmp) / "run.trec"
+            plain.write_bytes(self.unzipped)
+            yield plain
+
+    def rankings(self, plain: Path) -> dict:
+        """The run read strictly (``statbench evaluate``'s reader), from its plain file; the
+        bytes read must be those hashed (a file replaced meanwhile is not scored)."""
+        from statbench.data.runfile import read_run
+
+        rankings = read_run(plain)
+        if self.unzipped is None:
+            from statbench.data.checksum import file_sha256
+
+            if file_sha256(plain) != self.sha256:
+                raise StatbenchError(f"{plain}: the run file changed while it was verified")
+        return rankings
 
 
 def _other_version(results, local: _LocalTask) -> str | None:
@@ -311,7 +533,7 @@ def _other_version(results, local: _LocalTask) -> str | None:
 
 
 def _same(a, b) -> bool:
-    return math.isclose(a, b, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
+    return a == b or math.isclose(a, b, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
 
 
 def _fmt(value) -> str:
@@ -374,10 +596,12 @@ def compare_figures(claimed, rescored) -> list[str]:
 
 
 def _differ(claimed: Mapping[str, float], rescored: Mapping[str, float], labels, where: str) -> list[str]:
-    out = []
-    for label in sorted(claimed, key=lambda m: (labels.index(m) if m in labels else len(labels), m)):
-        value, again = claimed[label], rescored.get(label)
-        if again is None or not _same(value, again):
-            out.append(f"{label} on {where}: claimed {_fmt(value)}, re-scored {_fmt(again)}")
-    return out
-
+    differing = [label for label, value in claimed.items()
+                 if (again := rescored.get(label)) is None or not _same(value, again)]
+    if not differing:
+        return []
+    order: dict[str, int] = {}
+    for i, label in enumerate(labels):
+        order.setdefault(label, i)
+    return [f"{label} on {where}: claimed {_fmt(claimed[label])}, re-scored {_fmt(rescored.get(label))}"
+            for label in sorted(differing, key=lambda m: (order.get(m, len(labels)), m))]

@@ -283,3 +283,137 @@ def test_record_cache_reads_a_file_once_and_never_trusts_a_changed_one(tmp_path)
     (root / "toy" / "bad" / "results.json").write_text("{", encoding="utf-8")
     for _ in range(2):
         assert any("bad/results.json" in p for p in collect(root, records=cache).problems)
+
+
+def test_cached_records_read_their_per_query_scores_only_when_used(tmp_path):
+    from statbench.errors import StatbenchError
+    from statbench.leaderboard.collect import collect
+    from statbench.leaderboard.records import LazyQueries, RecordCache
+
+    root = tmp_path / "results"
+    _two_boards(root)
+    first = collect(root, records=RecordCache(tmp_path / "records"))
+    again = collect(root, records=RecordCache(tmp_path / "records"))
+    for name, rows in again.boards.items():
+        for row, before in zip(rows, first.boards[name], strict=True):
+            assert isinstance(row.results.per_query, LazyQueries) and not row.results.per_query._filled
+            for label in before.results.labels:
+                assert row.query_scores(label) == before.results.query_scores(label)
+            assert row.queries_sha256 == before.queries_sha256
+            assert not row.results.per_query._filled  # one measure's column, not the whole table
+            assert row.results == before.results and row.results.per_query == before.results.per_query
+    expected = first.boards["toy"][0].results.query_scores("R@5")
+
+    def damage_queries():
+        for file in (tmp_path / "records").rglob("*.queries.pickle"):
+            raw = bytearray(file.read_bytes())
+            raw[-3] ^= 0xFF
+            file.write_bytes(bytes(raw))
+
+    # a per-query file that does not verify: the scores are read again from the results file
+    damage_queries()
+    rows = collect(root, records=RecordCache(tmp_path / "records")).boards["toy"]
+    assert rows[0].query_scores("R@5") == expected
+    # ... unless the results file changed since the entry was made: the build stops, one line
+    damage_queries()
+    rows = collect(root, records=RecordCache(tmp_path / "records")).boards["toy"]
+    rows[0].path.write_bytes(rows[0].path.read_bytes())
+    with pytest.raises(StatbenchError, match=r"results\.json changed while the leaderboard was being built"):
+        rows[0].query_scores("R@5")
+
+
+def test_validating_in_workers_gives_what_one_process_gives(tmp_path, monkeypatch):
+    from statbench.leaderboard import collect as collect_module
+    from statbench.leaderboard.records import RecordCache
+
+    root = tmp_path / "results"
+    _two_boards(root)
+    _result(root, "ql-again", 0.45, model="ql", created="2024-06-01T00:00:00+00:00")  # supersedes toy/ql
+    (root / "toy" / "broken").mkdir()
+    (root / "toy" / "broken" / "results.json").write_text('{"schema_version": 1}', encoding="utf-8")
+    (root / "toy" / "summary.json").write_text('{"runs": 3}', encoding="utf-8")
+    monkeypatch.setattr(collect_module, "_workers", lambda: 2)
+    monkeypatch.setattr(collect_module, "PARALLEL_MIN", 1)
+    parallel = collect_module.collect(root, records=RecordCache(tmp_path / "a"))
+    monkeypatch.setattr(collect_module, "PARALLEL_MIN", 10**9)
+    serial = collect_module.collect(root, records=RecordCache(tmp_path / "b"))
+    plain = collect_module.collect(root)
+    for got in (parallel, serial):
+        assert (got.problems, got.notes) == (plain.problems, plain.notes)
+        assert any("broken/results.json" in p for p in got.problems) and any("superseded" in n for n in got.notes)
+        assert {name: [(r.key, r.path, r.results) for r in rows] for name, rows in got.boards.items()} == \
+            {name: [(r.key, r.path, r.results) for r in rows] for name, rows in plain.boards.items()}
+    # and the sites: validated in workers, then from the cache, equal a site built in one process
+    monkeypatch.setattr(collect_module, "PARALLEL_MIN", 1)
+    build_site(root, tmp_path / "site-workers")
+    build_site(root, tmp_path / "site-cached")
+    monkeypatch.setenv("STATBENCH_CACHE", str(tmp_path / "empty-cache"))
+    monkeypatch.setattr(collect_module, "PARALLEL_MIN", 10**9)
+    build_site(root, tmp_path / "site-serial")
+    assert _tree(tmp_path / "site-workers") == _tree(tmp_path / "site-serial") == _tree(tmp_path / "site-cached")
+
+
+def test_a_board_tests_again_only_the_rows_whose_scores_changed(tmp_path, monkeypatch):
+    from statbench.leaderboard import stats
+
+    root = tmp_path / "results"
+    _two_boards(root)
+    tested = []
+    real = stats.pair_figures
+    monkeypatch.setattr(stats, "pair_figures", lambda base, systems, *a: tested.append(sorted(systems)) or
+                        real(base, systems, *a))
+    build_site(root, tmp_path / "site")
+    assert len(tested) == 2 and all(len(keys) == 2 for keys in tested)  # ql and dense on each board
+    keys = {r.model.name: r.key for rows in site_module.collect(root).boards.values() for r in rows if r.task == "toy"}
+    # another board's row added: nothing on toy is tested again (toy is not even rendered)
+    tested.clear()
+    _result(root, "colbert", 0.6, task="other")
+    assert build_site(root, tmp_path / "site").rendered == ["other"] and tested == [[_key(root, "other", "colbert")]]
+    # one per-query score of ql on toy changed (its figures stay consistent): only ql is tested again
+    tested.clear()
+    scores = _scores(0.4)
+    scores["q3"]["R@10"] = 0.5
+    results = make_results(scores, task="toy", model="ql")
+    write_result(root / "toy" / "ql", results, "q0 Q0 d0 1 1.0 ql\n")
+    report = build_site(root, tmp_path / "site")
+    assert report.rendered == ["toy"] and tested == [[keys["ql"]]]
+    # the figures are those of a build that tests everything from nothing, byte for byte
+    monkeypatch.setenv("STATBENCH_CACHE", str(tmp_path / "empty-cache"))
+    tested.clear()
+    build_site(root, tmp_path / "full")
+    assert sorted(map(len, tested)) == [2, 3]
+    assert _tree(tmp_path / "site") == _tree(tmp_path / "full")
+    # a kept comparison that does not verify is not used: tested again, same site
+    for file in (tmp_path / "empty-cache" / "leaderboard-significance").rglob("*.pickle"):
+        raw = bytearray(file.read_bytes())
+        raw[-2] ^= 0xFF
+        file.write_bytes(bytes(raw))
+    tested.clear()
+    build_site(root, tmp_path / "again")
+    assert sorted(map(len, tested)) == [2, 3] and _tree(tmp_path / "again") == _tree(tmp_path / "full")
+
+
+def _key(root: Path, task: str, model: str) -> str:
+    return next(r.key for rows in site_module.collect(root).boards.values() for r in rows
+                if r.task == task and r.model.name == model)
+
+
+def test_no_worker_processes_to_be_had_validates_in_this_process(tmp_path, monkeypatch):
+    import concurrent.futures
+
+    from statbench.leaderboard import collect as collect_module
+    from statbench.leaderboard.records import RecordCache
+
+    root = tmp_path / "results"
+    _two_boards(root)
+
+    def refused(*args, **kwargs):
+        raise OSError("no semaphores here")
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", refused)
+    monkeypatch.setattr(collect_module, "_workers", lambda: 2)
+    monkeypatch.setattr(collect_module, "PARALLEL_MIN", 1)
+    got = collect_module.collect(root, records=RecordCache(tmp_path / "records"))
+    plain = collect_module.collect(root)
+    assert {n: [r.results for r in rows] for n, rows in got.boards.items()} == \
+        {n: [r.results for r in rows] for n, rows in plain.boards.items()}

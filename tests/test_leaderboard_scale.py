@@ -337,3 +337,28 @@ def test_text_from_results_is_escaped_in_the_pages_and_their_script(tmp_path):
         assert xss not in text and "</script>&" not in text, path.name
     assert "\\u003cscript\\u003ealert(1)\\u003c/script\\u003e" in (site / "data" / "task-toy.js").read_text("utf-8")
     assert xss in [row["name"] for row in _data(site)["rows"].values()]
+
+
+def test_a_systems_figures_do_not_depend_on_the_others_tested_with_it():
+    """What lets a board re-test only its new rows (.sigcache): each system's figures, bit
+    for bit, whichever subset of the board is computed together (blocks of one shape)."""
+    for args in ((300, 9, 1, False), (40, 6, 3, False), (20, 5, 2, True)):
+        base, systems = _board(*args)
+        together = stats.pair_figures(base, systems)
+        for name in systems:
+            assert stats.pair_figures(base, {name: systems[name]})[name] == together[name]
+        half = {name: systems[name] for name in sorted(systems)[::2]}
+        assert stats.pair_figures(base, half) == {name: together[name] for name in half}
+
+
+def test_counts_drawn_once_give_the_figures_drawn_per_block(monkeypatch):
+    """The resample counts are drawn once per board when they fit, not again per block of
+    systems: the same figures, bit for bit, as one block per system."""
+    monkeypatch.setattr(stats, "BLOCK", 2)
+    rng = np.random.default_rng(9)
+    for n in (7, 1543):
+        diffs = rng.choice([-1.0, -0.5, 0.0, 0.0, 0.25, 1.0], size=(5, n))
+        lows, highs = stats.bootstrap_intervals(diffs, resamples=3000)
+        for i, row in enumerate(diffs):
+            (low,), (high,) = stats.bootstrap_intervals(row[None, :], resamples=3000)
+            assert (lows[i], highs[i]) == (low, high)

@@ -238,3 +238,136 @@ def test_verify_options_need_verify(outputs, tmp_path):
                                       str(tmp_path / "site"), "--allow-unverified"])
     assert result.exit_code == 2
     assert "go with --verify" in result.output
+
+
+# --- the task loaded once per build; rows re-scored ahead in worker processes -----------------
+
+
+def many_rows(outputs: Path, copies: int) -> list[Path]:
+    """``copies`` more rows of each output set, each with a run file of its own (the run tag
+    changed, its sha256 recorded: the same figures, another run to re-score)."""
+    made = []
+    for name in ("bm25", "tfidf"):
+        for i in range(copies):
+            folder = Path(shutil.copytree(outputs / name, outputs / f"{name}-{i}"))
+            edit_run(folder, f" statbench-{name}\n", f" statbench-{name}-copy{i}\n", record=True)
+            edit_results(folder, lambda obj, i=i: obj["model"]["params"].__setitem__("copy", i))
+            made.append(folder)
+    return made
+
+
+class Calls:
+    """Counts the calls of module functions (wrapped, still called)."""
+
+    def __init__(self, monkeypatch, *targets):
+        self.counts = {}
+        for module, name in targets:
+            original = getattr(module, name)
+            self.counts[name] = 0
+
+            def wrapper(*args, _original=original, _name=name, **kwargs):
+                self.counts[_name] += 1
+                return _original(*args, **kwargs)
+
+            monkeypatch.setattr(module, name, wrapper)
+
+
+def test_the_task_is_loaded_once_for_all_rows_and_not_read_at_all_when_all_are_cached(outputs, data, monkeypatch):
+    from statbench.loading import load, loadcache
+    from statbench.scoring import evaluate_file
+
+    many_rows(outputs, 3)  # 8 rows, 8 run files
+    calls = Calls(monkeypatch, (load, "load_task"), (load, "summary_entry"), (loadcache, "read_doc_ids"),
+                  (evaluate_file, "evaluate_rankings"), (evaluate_file, "evaluate_run_file"))
+    verifier = Verifier({"stard": data})
+    found = rows(collect(outputs, verify=verifier))
+    assert len(found) == 8 and {row.verification.status for row in found.values()} == {"verified"}
+    assert (verifier.rescored, verifier.cache_hits) == (8, 0)
+    # the data files hashed once, the judgements and document ids read once, for 8 rows
+    assert calls.counts["load_task"] == 1 and calls.counts["summary_entry"] == 1
+    assert calls.counts["read_doc_ids"] <= 1
+    assert calls.counts["evaluate_rankings"] == 8 and calls.counts["evaluate_run_file"] == 0
+    # warm: the data files hashed once more (the checksum proven), no corpus read, no run scored
+    calls.counts.update(dict.fromkeys(calls.counts, 0))
+    warm = Verifier({"stard": data})
+    collect(outputs, verify=warm)
+    assert (warm.rescored, warm.cache_hits) == (0, 8)
+    assert calls.counts == {"load_task": 1, "summary_entry": 1, "read_doc_ids": 0, "evaluate_rankings": 0,
+                            "evaluate_run_file": 0}
+
+
+def test_figures_rescored_against_the_loaded_task_are_statbench_evaluates(outputs, data):
+    """The verifier's figures (the task loaded once) equal ``evaluate_run_file``'s, which loads
+    the task for the one run (``statbench evaluate``)."""
+    import logging
+
+    from statbench.data.runfile import read_run
+    from statbench.results.record import Results
+    from statbench.scoring.evaluate_file import evaluate_rankings, evaluate_run_file, load_scoring_task
+
+    log = logging.getLogger("test")
+    many_rows(outputs, 1)
+    scoring = load_scoring_task("stard", data, log)
+    for folder in sorted(p for p in outputs.iterdir() if p.is_dir()):
+        run = folder / "run.trec"
+        record = Results.read(folder / "results.json")
+        splits = [s.name for s in record.splits]
+        alone = evaluate_run_file(run, "stard", data, splits, log)
+        loaded = evaluate_rankings(run, read_run(run), scoring, splits, log, run_sha256=alone.run_file.sha256)
+        assert loaded.to_json() == alone.to_json()
+        assert compare_figures(record, loaded) == []
+
+
+def test_refusals_of_evaluate_rankings_are_evaluate_run_files(outputs, data, tmp_path):
+    """A run of another task is refused with the same line by both paths."""
+    import logging
+
+    from statbench.data.runfile import read_run
+    from statbench.errors import StatbenchError
+    from statbench.scoring.evaluate_file import evaluate_rankings, evaluate_run_file, load_scoring_task
+
+    log = logging.getLogger("test")
+    other = tmp_path / "other.trec"
+    other.write_text("q-x Q0 d1 1 2.0 t\nq-x Q0 d2 2 1.0 t\n", encoding="utf-8")
+    with pytest.raises(StatbenchError) as alone:
+        evaluate_run_file(other, "stard", data, None, log)
+    with pytest.raises(StatbenchError) as loaded:
+        evaluate_rankings(other, read_run(other), load_scoring_task("stard", data, log), None, log, run_sha256="0" * 64)
+    assert str(loaded.value) == str(alone.value)
+    assert "the run ranks none of the" in str(alone.value)
+
+
+def test_rows_rescored_ahead_in_worker_processes_get_the_same_verdicts(outputs, data, monkeypatch, tmp_path):
+    """``ahead`` (what ``build --verify`` gives): on the first miss the other rows are
+    re-scored by worker processes; verdicts, reasons and counts are those of row by row, a
+    tampered row among them is refused with the same line, and the build's own process
+    scores only the row that missed first."""
+    from statbench.leaderboard import verify
+    from statbench.scoring import evaluate_file
+
+    many_rows(outputs, 2)  # 6 rows
+    edit_results(outputs / "tfidf-1", lambda obj: obj["all_queries"].__setitem__("R@5", 0.25))
+    monkeypatch.setattr(verify, "AHEAD_MIN_ROWS", 2)
+    monkeypatch.setenv("STATBENCH_CACHE", str(tmp_path / "row-by-row"))
+    alone = Verifier({"stard": data})
+    expected = {name: row.verification for name, row in rows(collect(outputs, verify=alone)).items()}
+    monkeypatch.setenv("STATBENCH_CACHE", str(tmp_path / "ahead"))
+    calls = Calls(monkeypatch, (evaluate_file, "evaluate_rankings"))
+    ahead = Verifier({"stard": data}, ahead=outputs, workers=2)
+    found = {name: row.verification for name, row in rows(collect(outputs, verify=ahead)).items()}
+    assert found == expected and len(found) == 5
+    assert ahead.lines("refused") == alone.lines("refused")
+    assert "tfidf-1/results.json: R@5 on all queries (pooled): claimed 0.25" in ahead.lines("refused")[0]
+    assert (ahead.rescored, ahead.cache_hits) == (alone.rescored, alone.cache_hits) == (6, 0)
+    assert calls.counts["evaluate_rankings"] == 1  # the first row; the 5 others in the workers
+    assert ahead._built_ahead == {}  # every row re-scored ahead was verified
+
+
+def test_rows_are_not_rescored_ahead_below_the_threshold_or_on_one_core(outputs, data, monkeypatch):
+    from statbench.scoring import evaluate_file
+
+    many_rows(outputs, 1)
+    calls = Calls(monkeypatch, (evaluate_file, "evaluate_rankings"))
+    one_core = Verifier({"stard": data}, ahead=outputs, workers=1)
+    collect(outputs, verify=one_core)
+    assert calls.counts["evaluate_rankings"] == 4 and one_core.rescored == 4

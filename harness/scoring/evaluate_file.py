@@ -5,28 +5,57 @@ from __future__ import annotations
 
 import itertools
 import operator
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from statbench.results.record import EvaluatedRun, RunFile
 from statbench.scoring.evaluation import score_splits
+
+if TYPE_CHECKING:
+    from statbench.contract.taskinfo import TaskInfo
+    from statbench.loading.loadcache import TaskSummary
+
+
+@dataclass(frozen=True)
+class ScoringTask:
+    """What scoring a run needs of a task, loaded once (:func:`load_scoring_task`): its
+    measures and splits (``info``), its judgements and splits (``data``: the cached summary,
+    or the summary of a full load) and its corpus's document ids. Scoring many runs against
+    one ``ScoringTask`` (:func:`evaluate_rankings`) hashes and reads the task's files once."""
+
+    name: str
+    info: TaskInfo
+    data: TaskSummary
+    corpus: Collection[str]
+
+    @classmethod
+    def of(cls, loaded) -> ScoringTask:
+        """From a :class:`~statbench.loading.load.LoadedTask` (the caller says its notes); the
+        corpus's ids only (a full load's documents are not kept)."""
+        return cls(loaded.task.name, loaded.info, loaded.summary, frozenset(loaded.doc_ids()))
+
+
+def load_scoring_task(task_name: str, data_dir: Path | None, log) -> ScoringTask:
+    """The task's judgements, splits and document ids (from the cached summary of these very
+    data files when there is one, else from a full load, which leaves one)."""
+    from statbench.loading.load import load_task, start_task
+    from statbench.registry.plugins import get_registry
+
+    entry = get_registry().get("tasks", task_name)
+    loaded = load_task(entry, data_dir, log, task=start_task(entry), summary=True)
+    loaded.say_notes(log)
+    return ScoringTask.of(loaded)
 
 
 def evaluate_run_file(path: Path, task_name: str, data_dir: Path | None, wanted: list[str] | None, log,
                       protocol: str | None = None) -> EvaluatedRun:
     """Score an existing run with the task's measures, split by split (scores used as given).
 
-    The run is read strictly (runfile.read_run: no NaN/inf, no duplicate lines, not empty);
-    query ids the task does not know and documents outside its corpus are reported, and a
-    run that answers none of the evaluated queries, or ranks none of the corpus's documents
-    for them (another task's run, or doc ids of another form), is refused rather than
-    scored as zeros.
-    Every ranking that is not strictly decreasing at float32 is put in one declared order,
-    trec_eval's (runfile.TIE_ORDER: score desc compared at float32, then doc id desc), with
-    scores made strictly decreasing at float32 (runfile.order_as_trec_eval), so every
-    measure, ir-measures (any provider) or custom, sees that one order, the one trec_eval
-    itself would use; a run without such ties is scored in its own order (a statbench run,
-    strict at float32, gives exactly the figures of the run that wrote it). When some
-    evaluated query had ties, the results say so (``tie_order``) and the log says how many.
+    The run is read strictly (runfile.read_run: no NaN/inf, no duplicate lines, not empty)
+    and scored by :func:`evaluate_rankings` (which says what is refused and how ties are
+    ordered).
 
     Only the judgements and splits are needed of the task: they come from the summary a run
     left in the cache for these very data files (see loadcache.py), else from a full load
@@ -36,22 +65,13 @@ def evaluate_run_file(path: Path, task_name: str, data_dir: Path | None, wanted:
     from concurrent.futures import ThreadPoolExecutor
 
     from statbench.data.checksum import file_sha256
-    from statbench.data.runfile import (
-        TIE_ORDER,
-        float32_ties,
-        order_as_trec_eval,
-        read_run,
-        strictly_decreasing_at_float32,
-    )
-    from statbench.errors import StatbenchError
+    from statbench.data.runfile import read_run
     from statbench.loading.load import load_task, start_task
     from statbench.loading.loadcache import summary_entry
-    from statbench.loading.splits import select_splits
     from statbench.registry.plugins import get_registry
 
     entry = get_registry().get("tasks", task_name)
     task = start_task(entry)
-    info = entry.cls.task_info()
     with ThreadPoolExecutor(max_workers=1) as pool:  # leaving waits for the hashing (on any error too)
         keyed = pool.submit(summary_entry, task, entry, data_dir, log)
         rankings = read_run(path)
@@ -59,36 +79,62 @@ def evaluate_run_file(path: Path, task_name: str, data_dir: Path | None, wanted:
         # only the judgements and splits are needed: a valid cached summary stands in for the load
         loaded = load_task(entry, data_dir, log, task=task, summary=True, summary_at=keyed.result())
         loaded.say_notes(log)
-        data, corpus = loaded.summary, loaded.doc_ids()
-        splits = select_splits(info, data, wanted, protocol)
-        unknown = sorted(set(rankings) - set(data.query_ids))
-        if unknown:
-            log.warning("%s: %d query id(s) not in task %s ignored (e.g. %s)", path, len(unknown), task.name,
-                        ", ".join(unknown[:3]))
-        evaluated = {q for s in splits for q in s.test if q in data.qrels}
-        if not evaluated & set(rankings):
-            raise StatbenchError(f"{path}: the run ranks none of the {len(evaluated)} evaluated queries of task "
-                                 f"{task.name} (its query ids look like {', '.join(sorted(rankings)[:3])}); "
-                                 "is it a run of another task?")
-        ranked_docs = set(map(operator.itemgetter(0), itertools.chain.from_iterable(
-            rankings[q] for q in evaluated.intersection(rankings))))
-        foreign = sorted(ranked_docs.difference(corpus))
-        if foreign and len(foreign) == len(ranked_docs):
-            raise StatbenchError(f"{path}: none of the {len(foreign)} document id(s) it ranks for the evaluated "
-                                 f"queries is in the corpus of task {task.name} (they look like "
-                                 f"{', '.join(foreign[:3])}); is it a run of another task?")
-        if foreign:
-            log.warning("%s: %d document id(s) are not in the corpus of task %s (e.g. %s); they count as "
-                        "non-relevant", path, len(foreign), task.name, ", ".join(foreign[:3]))
-        unordered = [qid for qid, ranking in rankings.items() if not strictly_decreasing_at_float32(ranking)]
-        tied = sorted(q for q in evaluated.intersection(unordered) if float32_ties(rankings[q]))
-        if tied:
-            log.info("%s: %d of %d evaluated quer(y/ies) rank documents with scores equal at 32-bit precision "
-                     "(e.g. %s); every measure sees them in one order: %s", path, len(tied),
-                     len(evaluated & set(rankings)), ", ".join(tied[:3]), TIE_ORDER)
-        for qid in unordered:
-            rankings[qid] = order_as_trec_eval(rankings[qid])
-        scores = score_splits(info.measures, data, splits, rankings)
-        return EvaluatedRun(**scores.scores_fields() | {"tie_order": TIE_ORDER if tied else None},
-                            data_checksum=data.checksum,  # the data scored on (compare refuses other data)
-                            run_file=RunFile(path=str(path), sha256=run_sha256.result()))
+        return evaluate_rankings(path, rankings, ScoringTask.of(loaded), wanted, log, protocol,
+                                 run_sha256=run_sha256.result)
+
+
+def evaluate_rankings(path: Path, rankings: dict, scoring: ScoringTask, wanted: list[str] | None, log,
+                      protocol: str | None = None, *, run_sha256: str | Callable[[], str]) -> EvaluatedRun:
+    """Score ``rankings`` (read strictly from the run file ``path`` by runfile.read_run; put
+    in order here, in place) against a task already loaded (:func:`load_scoring_task`).
+    ``run_sha256``: the run file's sha256 (or a function giving it, asked for once scored).
+
+    Query ids the task does not know and documents outside its corpus are reported, and a
+    run that answers none of the evaluated queries, or ranks none of the corpus's documents
+    for them (another task's run, or doc ids of another form), is refused rather than
+    scored as zeros.
+    Every ranking that is not strictly decreasing at float32 is put in one declared order,
+    trec_eval's (runfile.TIE_ORDER: score desc compared at float32, then doc id desc), with
+    scores made strictly decreasing at float32 (runfile.order_as_trec_eval), so every
+    measure, ir-measures (any provider) or custom, sees that one order, the one trec_eval
+    itself would use; a run without such ties is scored in its own order (a statbench run,
+    strict at float32, gives exactly the figures of the run that wrote it). When some
+    evaluated query had ties, the results say so (``tie_order``) and the log says how many."""
+    from statbench.data.runfile import TIE_ORDER, float32_ties, order_as_trec_eval, strictly_decreasing_at_float32
+    from statbench.errors import StatbenchError
+    from statbench.loading.splits import select_splits
+
+    info, data, corpus, name = scoring.info, scoring.data, scoring.corpus, scoring.name
+    splits = select_splits(info, data, wanted, protocol)
+    unknown = sorted(set(rankings) - set(data.query_ids))
+    if unknown:
+        log.warning("%s: %d query id(s) not in task %s ignored (e.g. %s)", path, len(unknown), name,
+                    ", ".join(unknown[:3]))
+    evaluated = {q for s in splits for q in s.test if q in data.qrels}
+    if not evaluated & set(rankings):
+        raise StatbenchError(f"{path}: the run ranks none of the {len(evaluated)} evaluated queries of task "
+                             f"{name} (its query ids look like {', '.join(sorted(rankings)[:3])}); "
+                             "is it a run of another task?")
+    ranked_docs = set(map(operator.itemgetter(0), itertools.chain.from_iterable(
+        rankings[q] for q in evaluated.intersection(rankings))))
+    foreign = sorted(ranked_docs.difference(corpus))
+    if foreign and len(foreign) == len(ranked_docs):
+        raise StatbenchError(f"{path}: none of the {len(foreign)} document id(s) it ranks for the evaluated "
+                             f"queries is in the corpus of task {name} (they look like "
+                             f"{', '.join(foreign[:3])}); is it a run of another task?")
+    if foreign:
+        log.warning("%s: %d document id(s) are not in the corpus of task %s (e.g. %s); they count as "
+                    "non-relevant", path, len(foreign), name, ", ".join(foreign[:3]))
+    unordered = [qid for qid, ranking in rankings.items() if not strictly_decreasing_at_float32(ranking)]
+    tied = sorted(q for q in evaluated.intersection(unordered) if float32_ties(rankings[q]))
+    if tied:
+        log.info("%s: %d of %d evaluated quer(y/ies) rank documents with scores equal at 32-bit precision "
+                 "(e.g. %s); every measure sees them in one order: %s", path, len(tied),
+                 len(evaluated & set(rankings)), ", ".join(tied[:3]), TIE_ORDER)
+    for qid in unordered:
+        rankings[qid] = order_as_trec_eval(rankings[qid])
+    scores = score_splits(info.measures, data, splits, rankings)
+    sha = run_sha256 if isinstance(run_sha256, str) else run_sha256()
+    return EvaluatedRun(**scores.scores_fields() | {"tie_order": TIE_ORDER if tied else None},
+                        data_checksum=data.checksum,  # the data scored on (compare refuses other data)
+                        run_file=RunFile(path=str(path), sha256=sha))
