@@ -79,7 +79,15 @@ def state_key(path: Path) -> str:
     return json.dumps([os.path.abspath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns])
 
 
-def write_gzipped(source: Path, content_sha256: str, target: Path, root: Path | None = None) -> None:
+def plain_content(path: Path, gzipped: bool = False) -> bytes:
+    """A run file's content; ``gzipped``: the file is the gzip of the run results.json names
+    (``run.trec.gz`` beside it, as a results repository keeps it and ``--verify`` reads it)."""
+    data = Path(path).read_bytes()
+    return gzip.decompress(data) if gzipped else data
+
+
+def write_gzipped(source: Path, content_sha256: str, target: Path, root: Path | None = None,
+                  gzipped: bool = False) -> None:
     """Write the gzip of ``source`` (whose content has sha256 ``content_sha256``) to ``target``,
     from the cache when it holds it."""
     root = _root() if root is None else Path(root)
@@ -87,7 +95,7 @@ def write_gzipped(source: Path, content_sha256: str, target: Path, root: Path | 
     check = entry.with_suffix(".sha256")
     data, recorded = _read(entry), _read(check)
     if data is None or recorded is None or hashlib.sha256(data).hexdigest().encode() != recorded.strip():
-        data = gzip_bytes(Path(source).read_bytes())
+        data = gzip_bytes(plain_content(source, gzipped))
         if _write_atomic(entry, data):
             _write_atomic(check, hashlib.sha256(data).hexdigest().encode() + b"\n")
     target.write_bytes(data)

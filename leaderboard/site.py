@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from statbench import __version__
 from statbench.api import FAMILIES
-from statbench.data.checksum import file_sha256
+from statbench.data.checksum import bytes_sha256, file_sha256
 from statbench.errors import StatbenchError
 from statbench.leaderboard.collect import FIRST_VERSION, Row, collect, is_bounded
 from statbench.leaderboard.efficiency import COLUMNS as EFFICIENCY_COLUMNS
@@ -39,7 +39,7 @@ from statbench.leaderboard.incremental import (
 from statbench.leaderboard.pareto import pareto_charts
 from statbench.leaderboard.plots import Series, category_bars, recall_curves, recall_cutoffs
 from statbench.leaderboard.records import RecordCache
-from statbench.leaderboard.runcopies import RunDigests, write_gzipped
+from statbench.leaderboard.runcopies import RunDigests, plain_content, write_gzipped
 from statbench.scoring.reproduction import copy_reproduction
 
 DEFAULT_BASELINE = "bm25"
@@ -474,6 +474,8 @@ def run_source(row: Row, results_root: Path) -> tuple[Path | None, str | None]:
         return None, (f"run file {rel!r} is an absolute path {field}; run files are only taken from inside "
                       f"the results folder: not copied")
     source = row.path.parent / rel
+    if not source.exists() and (row.path.parent / f"{rel}.gz").is_file():
+        source = row.path.parent / f"{rel}.gz"  # kept gzipped (a results repository): its content is the run
     root = Path(results_root).resolve()
     try:
         resolved = source.resolve(strict=True)
@@ -496,14 +498,17 @@ def _copy_run(row: Row, dest_root: Path, task_slug: str, results_root: Path, dig
         # results committed without their (large) run file: said once, not a warning per row
         (row.notes if absent else row.problems).append(problem)
         return None
-    if (file_sha256(source) if digests is None else digests.sha256(source)) != row.results.run_file.sha256:
+    gzipped = source.name == f"{PurePosixPath(row.results.run_file.path).name}.gz"  # run_source's fallback
+    content_sha256 = (bytes_sha256(plain_content(source, gzipped=True)) if gzipped
+                      else file_sha256(source) if digests is None else digests.sha256(source))
+    if content_sha256 != row.results.run_file.sha256:
         row.problems.append(f"run file {row.path.parent / row.results.run_file.path} does not match the checksum "
                             f"in the results (run_file.sha256 of {row.path}): not linked")
         return None
     rel = f"runs/{task_slug}/{row.key}.trec.gz"
     target = dest_root / rel
     target.parent.mkdir(parents=True, exist_ok=True)
-    write_gzipped(source, row.results.run_file.sha256, target)  # gzipped once per content (.runcopies)
+    write_gzipped(source, row.results.run_file.sha256, target, gzipped=gzipped)  # once per content (.runcopies)
     return rel
 
 

@@ -295,3 +295,20 @@ def test_results_on_other_data_get_their_own_board(tmp_path):
     assert len(side) == 1
     html = side[0].read_text("utf-8")
     assert "toy @ other data" in html and "ffffffff" not in html.split("<h1>")[1].split("</h1>")[0] and [r["label"] for r in _blob(html)["rows"].values()] == ["bm25"]
+
+
+def test_a_run_kept_gzipped_beside_its_results_is_linked_as_verify_reads_it(sample, tmp_path):
+    # a results repository keeps run.trec.gz beside results.json (whose sha256 is of the plain run):
+    # the site links it as --verify reads it; a gzip of another run is a warning, not a link
+    plain = (sample / "bm25" / "run.trec").read_bytes()
+    (sample / "bm25" / "run.trec").unlink()
+    (sample / "bm25" / "run.trec.gz").write_bytes(gzip.compress(plain, mtime=0))
+    (sample / "ql" / "run.trec").unlink()
+    (sample / "ql" / "run.trec.gz").write_bytes(gzip.compress(b"q1 Q0 d1 1 1.0 x\n", mtime=0))
+    report = build_site(sample, tmp_path / "site")
+    bm25 = json.loads((sample / "bm25" / "results.json").read_text("utf-8"))
+    copies = list((tmp_path / "site" / "runs" / "toy").glob("*.trec.gz"))
+    assert any(hashlib.sha256(gzip.decompress(c.read_bytes())).hexdigest() == bm25["run_file"]["sha256"] for c in copies)
+    assert not any("bm25: run file" in p for p in report.problems) and \
+        not any("without their run file" in n and n.startswith("2 ") for n in report.notes)
+    assert any("ql: run file" in p and "does not match the checksum" in p for p in report.problems)
