@@ -41,3 +41,32 @@ def write_uk_pool(root: Path, passages: dict[str, str], queries: dict[str, str],
     (root / "pools").mkdir()
     (root / "pools" / "hand.trec").write_text(pool)
     return root
+
+
+def run_stard_outputs(root: Path, param_lists) -> Path:
+    """Finished output sets of ``statbench run --model bm25`` on the miniature STARD, one per
+    list of extra arguments (``["--param", "k1=0.9"]``), in run's default layout under
+    ``root`` (a private cache there); ``sys.argv`` is set as a shell would, since results.json
+    records it. Returns ``root``."""
+    import sys
+
+    import pytest
+    from click.testing import CliRunner
+
+    from statbench.commands.cli import cli
+    from statbench.registry import plugins
+
+    data = root / "stard"
+    write_jsonl(data / "corpus.jsonl", STARD_CORPUS)
+    (data / "queries.json").write_text(json.dumps(STARD_QUERIES, ensure_ascii=False), encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("STATBENCH_CACHE", str(root / "cache"))
+        mp.chdir(root)
+        plugins.reset_registry()
+        for extra in param_lists:
+            args = ["run", "--task", "stard", "--model", "bm25", *extra, "--data-dir", str(data), "--no-progress"]
+            mp.setattr(sys, "argv", ["statbench", *args])
+            result = CliRunner().invoke(cli, args, catch_exceptions=False)
+            assert result.exit_code == 0, result.output
+        plugins.reset_registry()
+    return root

@@ -8,18 +8,16 @@ import gzip
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 from click.testing import CliRunner
-from fixture_data import STARD_CORPUS, STARD_QUERIES, write_jsonl
+from fixture_data import STARD_CORPUS, STARD_QUERIES, run_stard_outputs, write_jsonl
 
 from statbench.commands.cli import cli
 from statbench.leaderboard.repo import TEMPLATES
 from statbench.leaderboard.submission import REPOSITORY_MARKER
-from statbench.registry import plugins
 
 CARD_FLAGS = ["--local", "--training-data", "none", "--no-test-queries-seen", "--hardware", "2 CPU cores",
               "--licence", "MIT", "--author", "Ada Lab"]
@@ -33,21 +31,7 @@ pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
     """Three output sets of `statbench run` on the miniature STARD (two labs' worth), made once."""
-    root = tmp_path_factory.mktemp("labs")
-    data = root / "stard"
-    write_jsonl(data / "corpus.jsonl", STARD_CORPUS)
-    (data / "queries.json").write_text(json.dumps(STARD_QUERIES, ensure_ascii=False), encoding="utf-8")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("STATBENCH_CACHE", str(root / "cache"))
-        mp.chdir(root)
-        plugins.reset_registry()
-        for params in PARAMS.values():
-            args = ["run", "--task", "stard", "--model", "bm25", *params, "--data-dir", str(data), "--no-progress"]
-            mp.setattr(sys, "argv", ["statbench", *args])
-            result = CliRunner().invoke(cli, args, catch_exceptions=False)
-            assert result.exit_code == 0, result.output
-        plugins.reset_registry()
-    return root
+    return run_stard_outputs(tmp_path_factory.mktemp("labs"), PARAMS.values())
 
 
 def git(repo: Path, *args: str) -> str:

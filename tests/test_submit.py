@@ -7,12 +7,11 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fixture_data import STARD_CORPUS, STARD_QUERIES, write_jsonl
+from fixture_data import run_stard_outputs
 
 from statbench.commands.cli import cli
 from statbench.errors import StatbenchError
@@ -24,7 +23,6 @@ from statbench.leaderboard.submission import (
     read_submission,
     write_repository_marker,
 )
-from statbench.registry import plugins
 
 CARD_FLAGS = ["--local", "--training-data", "none", "--no-test-queries-seen", "--hardware", "2 CPU cores",
               "--licence", "MIT", "--author", "Ada Lab", "--author", "Bo Lab"]
@@ -35,20 +33,7 @@ DEFAULT, TUNED = "bm25", "bm25,k1=0.9"
 def built_outputs(tmp_path_factory) -> Path:
     """Two finished output sets made once by `statbench run` on the miniature STARD (the
     defaults and k1=0.9), in `statbench run`'s default layout."""
-    root = tmp_path_factory.mktemp("outputs")
-    data = root / "stard"
-    write_jsonl(data / "corpus.jsonl", STARD_CORPUS)
-    (data / "queries.json").write_text(json.dumps(STARD_QUERIES, ensure_ascii=False), encoding="utf-8")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("STATBENCH_CACHE", str(root / "cache"))
-        mp.chdir(root)
-        plugins.reset_registry()
-        for extra in ([], ["--param", "k1=0.9"]):
-            args = ["run", "--task", "stard", "--model", "bm25", *extra, "--data-dir", str(data), "--no-progress"]
-            mp.setattr(sys, "argv", ["statbench", *args])  # the command results.json records, as from a shell
-            result = CliRunner().invoke(cli, args, catch_exceptions=False)
-            assert result.exit_code == 0, result.output
-        plugins.reset_registry()
+    root = run_stard_outputs(tmp_path_factory.mktemp("outputs"), ([], ["--param", "k1=0.9"]))
     return root / "statbench-output" / "stard"
 
 

@@ -124,18 +124,31 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX.get(ch, ch) for ch in one_line(text))
 
 
-def _latex_cell(cell: Cell, rank: int | None, digits: int) -> str:
+@dataclass(frozen=True)
+class _CellStyle:
+    """How a format spells a figure's marks: best, second, ± std, significance marker."""
+
+    best: str
+    second: str
+    plus_minus: str
+    marker: int  #: index into each :data:`MARKERS` pair
+
+
+_LATEX_CELL = _CellStyle(r"\textbf{%s}", r"\underline{%s}", r" $\pm$ ", 1)
+_MARKDOWN_CELL = _CellStyle("**%s**", "<u>%s</u>", " ± ", 0)
+
+
+def _styled_cell(cell: Cell, rank: int | None, digits: int, style: _CellStyle) -> str:
+    """One figure as a format spells it (blank when not measured, never 0)."""
     if cell.value is None:
         return ""
     text = printed(cell.value, digits)
-    if rank == 1:
-        text = rf"\textbf{{{text}}}"
-    elif rank == 2:
-        text = rf"\underline{{{text}}}"
+    if rank in (1, 2):
+        text = (style.best if rank == 1 else style.second) % text
     if cell.std is not None:
-        text += rf" $\pm$ {printed(cell.std, digits)}"
+        text += style.plus_minus + printed(cell.std, digits)
     if cell.marker:
-        text += MARKERS[cell.marker][1]
+        text += MARKERS[cell.marker][style.marker]
     return text
 
 
@@ -155,7 +168,7 @@ def to_latex(table: PaperTable) -> str:
         if section.heading:
             lines.append(rf"\multicolumn{{{n}}}{{l}}{{\textit{{{latex_escape(section.heading)}}}}} \\")
         for r, row in enumerate(section.rows):
-            cells = [_latex_cell(c, rank.get((s, r, col)), table.digits) for col, c in enumerate(row.cells)]
+            cells = [_styled_cell(c, rank.get((s, r, col)), table.digits, _LATEX_CELL) for col, c in enumerate(row.cells)]
             lines.append(" & ".join([latex_escape(row.label)] + cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     if table.footnotes:
@@ -188,19 +201,6 @@ def markdown_escape(text: str) -> str:
     return "".join(out)
 
 
-def _markdown_cell(cell: Cell, rank: int | None, digits: int) -> str:
-    if cell.value is None:
-        return ""
-    text = printed(cell.value, digits)
-    if rank == 1:
-        text = f"**{text}**"
-    elif rank == 2:
-        text = f"<u>{text}</u>"
-    if cell.std is not None:
-        text += f" ± {printed(cell.std, digits)}"
-    if cell.marker:
-        text += MARKERS[cell.marker][0]
-    return text
 
 
 def to_markdown(table: PaperTable) -> str:
@@ -215,7 +215,7 @@ def to_markdown(table: PaperTable) -> str:
         if section.heading:
             lines.append("| " + " | ".join([f"*{markdown_escape(section.heading)}*"] + [""] * (width - 1)) + " |")
         for r, row in enumerate(section.rows):
-            cells = [_markdown_cell(c, rank.get((s, r, col)), table.digits) for col, c in enumerate(row.cells)]
+            cells = [_styled_cell(c, rank.get((s, r, col)), table.digits, _MARKDOWN_CELL) for col, c in enumerate(row.cells)]
             lines.append("| " + " | ".join([markdown_escape(row.label)] + cells) + " |")
     if table.footnotes:
         lines.append("")
