@@ -10,15 +10,15 @@ file://), the table scrolled to its efficiency columns (the model column stays),
 from __future__ import annotations
 
 import argparse
-import io
 import os
 from pathlib import Path
+
+from screenshots import stack
 
 CHROMIUM = os.environ.get("STATBENCH_CHROMIUM", "/usr/bin/chromium")
 
 
 def shoot(page_path: Path, out: Path, width: int = 1400) -> None:
-    from PIL import Image
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
@@ -32,14 +32,7 @@ def shoot(page_path: Path, out: Path, width: int = 1400) -> None:
         shots = [page.locator("h1").screenshot(), page.locator("section.controls").screenshot(),
                  page.locator(".table-wrap").first.screenshot(), page.locator("section#efficiency").screenshot()]
         browser.close()
-    images = [Image.open(io.BytesIO(data)).convert("RGB") for data in shots]
-    gap = 12
-    canvas = Image.new("RGB", (max(i.width for i in images), sum(i.height for i in images) + gap * len(images)), "white")
-    y = 0
-    for image in images:
-        canvas.paste(image, (0, y))
-        y += image.height + gap
-    canvas.save(out, optimize=True)
+    stack(shots, out)
 
 
 def main() -> None:

@@ -295,8 +295,14 @@ def profile_build(results: Path, out: Path) -> dict:
     try:
         from statbench.leaderboard.site import build_site
 
+        try:  # what `statbench leaderboard build` passes (the same options: the same manifest)
+            from statbench.leaderboard.explorer import TaskTexts
+
+            options = {"explorer": TaskTexts(data_dirs={}, default_folders=False)}
+        except ImportError:
+            options = {}
         started, started_cpu = time.perf_counter(), time.process_time()
-        report = build_site(results, out)
+        report = build_site(results, out, **options)
         total, total_cpu = time.perf_counter() - started, time.process_time() - started_cpu
     finally:
         for module, attr, original in saved:

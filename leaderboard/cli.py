@@ -44,18 +44,21 @@ def leaderboard():
               help="With --verify: also show rows that cannot be verified here (no run file, no local data of "
                    "that version), badged unverifiable.")
 @click.option("--data-dir", "data_dirs", multiple=True, metavar="TASK=DIR",
-              help="With --verify: the local data of a task (repeat per task) [default: the task's data folder].")
+              help="The local data of a task (repeat per task): the per-query explorer's text, and with --verify "
+                   "the judgements [default with --verify: the task's data folder].")
 @click.option("--strict", is_flag=True, help="With --verify: exit code 2 when any row was refused.")
 def build(results_dir, out_dir, baseline, measure, run_files, verify, allow_unverified, data_dirs, strict):
     """Write an index and one page per task; invalid results files are reported and skipped."""
+    from statbench.leaderboard.explorer import TaskTexts
     from statbench.leaderboard.site import build_site
     from statbench.leaderboard.verify import verifier_from_options
 
-    if (allow_unverified or data_dirs or strict) and not verify:
-        raise click.UsageError("--allow-unverified, --data-dir and --strict go with --verify")
-    verifier = verifier_from_options(data_dirs, allow_unverified, ahead=results_dir) if verify else None
+    if (allow_unverified or strict) and not verify:
+        raise click.UsageError("--allow-unverified and --strict go with --verify")
+    parsed = verifier_from_options(data_dirs, allow_unverified, ahead=results_dir)
+    verifier = parsed if verify else None
     report = build_site(results_dir, out_dir, baseline=baseline, measure=measure, copy_runs=run_files,
-                        verify=verifier)
+                        verify=verifier, explorer=TaskTexts(data_dirs=parsed.data_dirs, default_folders=verify))
     for note in report.notes:
         click.echo(f"note: {one_line(note)}", err=True)
     if verifier is not None:

@@ -36,6 +36,7 @@ from statbench.scoring.publishable import (  # noqa: F401 (the checks live in th
 
 if TYPE_CHECKING:
     from statbench.leaderboard.records import RecordCache
+    from statbench.leaderboard.rowheads import Heads
     from statbench.leaderboard.verify import Verification, Verifier
 
 
@@ -150,6 +151,60 @@ class Row:
     @property
     def corpus_size(self) -> int | None:
         return self.results.task.corpus_size
+
+    @property
+    def run_path(self) -> str | None:
+        """The run file as the results name it (relative to the results file), None if none."""
+        return self.results.run_file.path or None
+
+    @property
+    def created(self) -> str:
+        return self.results.created
+
+
+class HeadRow(Row):
+    """A row placed from the head its file's record left in an earlier build
+    (:mod:`.rowheads`): everything that places it on its board and digests it comes from the
+    head; its record (``results``) is loaded the first time something asks for it."""
+
+    def __init__(self, *, key: str, identity: dict, path: Path, head, entry):
+        self.key, self.identity, self.path = key, identity, path
+        self.problems, self.notes, self.verification = [], [], None
+        self.head, self._entry = head, entry
+
+    def __getattr__(self, name):
+        if name != "results":
+            raise AttributeError(name)
+        from statbench.leaderboard.rowheads import load_record
+
+        self.results = record = load_record(self._entry)
+        return record
+
+    @property
+    def task(self) -> str:
+        return self.head.task.name
+
+    @property
+    def split_set(self) -> tuple[tuple[str, int], ...]:
+        return self.head.splits
+
+    @property
+    def board(self) -> BoardKey:
+        task = self.head.task
+        return BoardKey(task.name, task.version or FIRST_VERSION, task.data_checksum, self.head.splits,
+                        self.head.measures)
+
+    @property
+    def corpus_size(self) -> int | None:
+        return self.head.task.corpus_size
+
+    @property
+    def run_path(self) -> str | None:
+        return self.head.run_path
+
+    @property
+    def created(self) -> str:
+        return self.head.created
 
 
 def row_key(ident: dict) -> str:
@@ -279,12 +334,12 @@ def _supersede(first: Row, second: Row) -> tuple[Row, Row, str | None]:
     """Of two results of one configuration on one board (``first`` comes first by path):
     (kept, dropped, None) when one is newer by ``created``, else the first by path is kept
     and the reason says why no time decided."""
-    a, b = created_at(first.results.created), created_at(second.results.created)
+    a, b = created_at(first.created), created_at(second.created)
     if a is not None and b is not None:
         if a != b:
             return (second, first, None) if b > a else (first, second, None)
-        return first, second, f"both written at {first.results.created!r}; kept the first by path"
-    bad = first.results.created if a is None else second.results.created
+        return first, second, f"both written at {first.created!r}; kept the first by path"
+    bad = first.created if a is None else second.created
     return first, second, (f"created {bad!r} is not an ISO 8601 time, so which is newer cannot be told; "
                            "kept the first by path")
 
@@ -376,10 +431,13 @@ def _in_workers(misses: list[Path], records: RecordCache, workers: int) -> dict[
         return {}
 
 
-def _read_all(paths: list[Path], records: RecordCache | None, report: list[str], not_results: list[Path]):
-    """(path, record, (run file state key, sha256) or None) of every valid file, in the order of ``paths``;
-    broken files go to ``report`` and non-results to ``not_results`` in that order too. Files
-    the record cache does not hold are validated in worker processes when there are many."""
+def _read_all(paths: list[Path], records: RecordCache | None, report: list[str], not_results: list[Path],
+              heads: Heads | None = None):
+    """(path, record or (its head, its entry), (run file state key, sha256) or None) of every
+    valid file, in the order of ``paths``; broken files go to ``report`` and non-results to
+    ``not_results`` in that order too. A file whose head an earlier build kept (``heads``)
+    is not read; files the record cache does not hold are validated in worker processes when
+    there are many."""
     from statbench.leaderboard.records import RecordEntry
 
     found: dict[Path, tuple] = {}
@@ -387,6 +445,10 @@ def _read_all(paths: list[Path], records: RecordCache | None, report: list[str],
     misses = []
     for path in paths:
         entry = entries[path] = records.entry(path) if records is not None else None  # state taken before reading
+        head = heads.get(entry) if heads is not None and entry is not None else None
+        if head is not None:
+            found[path] = ("head", (head, entry))
+            continue
         cached = entry.get() if entry is not None else None
         if cached is None:
             misses.append(path)
@@ -408,18 +470,23 @@ def _read_all(paths: list[Path], records: RecordCache | None, report: list[str],
         kind, value = found[path]
         if kind == "report":
             report.append(value)
-        elif kind == "not results":
+            continue
+        if kind == "not results":
             not_results.append(path)
-        elif kind == "record":
+            continue
+        if kind == "head":
             yield path, value, None
-        elif kind == "worker record":
-            yield path, *value
+            continue
+        run = None
+        if kind == "worker record":
+            value, run = value
         elif kind == "cached":
             # a record kept by a worker: its per-query scores are read from the entry when used
             state, light, sha256, run = value
-            yield path, RecordEntry(records, path, state).attach(light, sha256), run
-        else:
-            yield path, value, None
+            value = RecordEntry(records, path, state).attach(light, sha256)
+        if heads is not None and kind != "worker record":  # a worker record was not kept: no head either
+            heads.learn(entries[path], value)
+        yield path, value, run
 
 
 def collect(root: Path, verify: Verifier | None = None, records: RecordCache | None = None) -> Collected:
@@ -442,17 +509,26 @@ def collect(root: Path, verify: Verifier | None = None, records: RecordCache | N
     not_results: list[Path] = []
     chosen: dict[tuple, Row] = {}
     run_digests: dict[str, str] = {}
-    for path, record, run in _read_all(find_results(root), records, report, not_results):
+    heads = None
+    if records is not None:
+        from statbench.leaderboard.rowheads import Heads
+
+        heads = Heads(records, root)
+    for path, record, run in _read_all(find_results(root), records, report, not_results, heads):
         if run is not None:
             run_digests[run[0]] = run[1]
-        verification = None
+        if isinstance(record, tuple):  # (head, entry): placed from its head, loaded when used
+            head, entry = record
+            ident = identity(head)
+            row = HeadRow(key=row_key(ident), identity=ident, path=path, head=head, entry=entry)
+        else:
+            ident = identity(record)
+            row = Row(key=row_key(ident), identity=ident, path=path, results=record)
         if verify is not None:
-            verification = verify.verify(record, path)
+            row.verification = verification = verify.verify(row.results, path)
             if verification.status == "refused" or (verification.status == "unverifiable"
                                                     and not verify.allow_unverified):
                 continue
-        ident = identity(record)
-        row = Row(key=row_key(ident), identity=ident, path=path, results=record, verification=verification)
         slot = (row.board, row.key)
         previous = chosen.get(slot)
         if previous is None:
@@ -466,6 +542,8 @@ def collect(root: Path, verify: Verifier | None = None, records: RecordCache | N
             notes.append(f"skipped {dropped.path}: the same configuration and figures as {kept.path} ({why})")
         else:
             report.append(f"skipped {dropped.path}: same configuration as {kept.path}, which is shown: {why}")
+    if heads is not None:
+        heads.save()
     if not_results:
         shown = ", ".join(str(p.relative_to(root)) for p in not_results[:3])
         more = f" and {len(not_results) - 3} more" if len(not_results) > 3 else ""

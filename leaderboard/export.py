@@ -238,7 +238,8 @@ def build_export(results_dir, board: str, measures=(), selectors=(), baseline: s
 @click.command("export")
 @click.argument("results_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--board", required=True, help="The board to export (its name as the site shows it, e.g. stard).")
-@click.option("--format", "fmt", type=click.Choice(FORMAT_CHOICES), default="latex", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMAT_CHOICES + ("mteb",)), default="latex", show_default=True,
+              help="A table, or mteb: each row as MTEB's results files under --output DIR (leaderboard/export_mteb.py).")
 @click.option("--measure", "measures", multiple=True, help="A measure column; repeat it [default: every measure].")
 @click.option("--rows", "rows", multiple=True,
               help="A row, by its label on the board, model name or key; repeat it [default: every row].")
@@ -246,7 +247,7 @@ def build_export(results_dir, board: str, measures=(), selectors=(), baseline: s
 @click.option("--include-budget", is_flag=True, help="Export reduced-budget rows too (labelled).")
 @click.option("--published/--no-published", default=True, show_default=True,
               help="Add the published figures below the runs, in their own sections.")
-@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here [default: stdout].")
+@click.option("--output", type=click.Path(path_type=Path), help="Write here [default: stdout; --format mteb: a folder].")
 @click.option("--verify", is_flag=True,
               help="Re-score each row's run file first (as leaderboard build --verify): refused rows are left out, "
                    "a footnote says what was verified.")
@@ -263,6 +264,13 @@ def export(results_dir, board, fmt, measures, rows, baseline, include_budget, pu
     if (allow_unverified or data_dirs) and not verify:
         raise click.UsageError("--allow-unverified and --data-dir go with --verify")
     verifier = verifier_from_options(data_dirs, allow_unverified) if verify else None
+    if fmt == "mteb":  # MTEB's results layout, not a table
+        from statbench.leaderboard.export_mteb import run_mteb_export
+
+        return run_mteb_export(results_dir, board, output, rows, measures, include_budget, verifier,
+                               select=_select, labels_of=_board_labels)  # the rows as this command picks them
+    if output is not None and output.is_dir():
+        raise click.BadParameter(f"{output} is a directory (a table is one file)", param_hint="--output")
     result = build_export(results_dir, board, measures, rows, baseline, include_budget, published, verify=verifier)
     for note in result.notes:
         click.echo(f"note: {one_line(note)}", err=True)

@@ -21,6 +21,12 @@ from __future__ import annotations
 from statbench.results.record import ModelRecord, as_results
 
 
+def _record_or_head(obj):
+    from statbench.leaderboard.rowheads import RowHead
+
+    return obj if isinstance(obj, RowHead) else as_results(obj)
+
+
 def declared(record: ModelRecord | None, kind: str):
     """The installed class of ``record`` (``kind``: "retrievers" or "rerankers"), or None
     when it is not installed or is provided by another distribution than the one recorded."""
@@ -86,8 +92,9 @@ def identity(results) -> dict:
     """What makes a row (a :class:`Results`, or a results dict): model name and effective
     parameters, reranker name and effective parameters, pool (and its file's sha256 where
     recorded); the recorded distribution
-    of a model that is not the installed one of its name; the reduced budget it ran, if any."""
-    results = as_results(results)
+    of a model that is not the installed one of its name; the reduced budget it ran, if any.
+    A :class:`~statbench.leaderboard.rowheads.RowHead` holds all of that too."""
+    results = _record_or_head(results)
     reranker = results.reranker
     ident = {
         "model": results.model.name,
@@ -128,6 +135,6 @@ def record_budget(record: ModelRecord | None, kind: str) -> str | None:
 def budget(results) -> str | None:
     """The reduced budget of a result (first stage and reranker), e.g. ``preset=cpu-small``;
     None when it ran the protocol's settings."""
-    results = as_results(results)
+    results = _record_or_head(results)
     parts = [b for b in (record_budget(results.model, "retrievers"), record_budget(results.reranker, "rerankers")) if b]
     return "; ".join(parts) or None

@@ -92,7 +92,7 @@ def _row_signature(row, results_root: Path) -> list:
         rel = str(row.path.relative_to(results_root))
     except ValueError:
         rel = str(row.path)
-    run = row.path.parent / row.results.run_file.path if row.results.run_file.path else None
+    run = row.path.parent / row.run_path if row.run_path else None
     reproductions = _reproductions(row.path.parent, PREFIX, SUFFIX)
     verification = getattr(row, "verification", None)
     return [

@@ -267,26 +267,30 @@ class RecordEntry:
     def __init__(self, cache: RecordCache, path: Path, state: tuple | None = None):
         self.cache, self.path = cache, path
         self.state = _state(path) if state is None else state
-        self.file = self.queries_file = None
+        self.file = self.queries_file = self.name = None
         if self.state is not None:
-            name = hashlib.sha256("\0".join(map(str, (*self.state, _code_version()))).encode()).hexdigest()
+            self.name = name = hashlib.sha256("\0".join(map(str, (*self.state, _code_version()))).encode()).hexdigest()
             self.file = cache.root / name[:2] / f"{name}.pickle"
             self.queries_file = cache.root / name[:2] / f"{name}.queries.pickle"
 
-    def get(self):
+    def get(self, count: bool = True):
         """The record (its per-query scores read when used: :class:`LazyQueries`), or None (no
-        entry, or one that does not verify)."""
+        entry, or one that does not verify). ``count``: a hit or miss of the build's reading
+        (not when the record of a row already placed from its head is loaded)."""
         found = _unframed(_MAGIC, _read(self.file))
-        if found is None:
-            self.cache.misses += 1
-            return None
-        try:
-            results, queries_sha256 = pickle.loads(found[1])
-            self.cache.hits += 1
-            return self.attach(results, queries_sha256)
-        except Exception:  # noqa: BLE001 (an entry that does not load is not used)
-            self.cache.misses += 1
-            return None
+        record = None
+        if found is not None:
+            try:
+                results, queries_sha256 = pickle.loads(found[1])
+                record = self.attach(results, queries_sha256)
+            except Exception:  # noqa: BLE001 (an entry that does not load is not used)
+                record = None
+        if count:
+            if record is None:
+                self.cache.misses += 1
+            else:
+                self.cache.hits += 1
+        return record
 
     def attach(self, light, queries_sha256: str):
         """A record kept without its per-query scores, with them to be read from this entry."""

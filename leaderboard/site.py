@@ -23,6 +23,7 @@ from statbench import __version__
 from statbench.api import FAMILIES
 from statbench.data.checksum import bytes_sha256, file_sha256
 from statbench.errors import StatbenchError
+from statbench.leaderboard.breakdowns import breakdown_sections
 from statbench.leaderboard.collect import FIRST_VERSION, Row, collect, is_bounded
 from statbench.leaderboard.efficiency import COLUMNS as EFFICIENCY_COLUMNS
 from statbench.leaderboard.efficiency import efficiency_cells
@@ -37,7 +38,7 @@ from statbench.leaderboard.incremental import (
     write_states,
 )
 from statbench.leaderboard.pareto import pareto_charts
-from statbench.leaderboard.plots import Series, category_bars, recall_curves, recall_cutoffs
+from statbench.leaderboard.plots import Series, recall_curves, recall_cutoffs
 from statbench.leaderboard.records import RecordCache
 from statbench.leaderboard.runcopies import RunDigests, plain_content, write_gzipped
 from statbench.scoring.reproduction import copy_reproduction
@@ -333,6 +334,9 @@ def _row_view(row: Row, measures: list[dict], tested: str, comparison, is_baseli
                 "params": json.dumps(rr.params, sort_keys=True, ensure_ascii=False),
             },
             "data_checksum": res.task.data_checksum,
+            # a fused run's inputs (statbench fuse): each one's model or path and run sha256
+            "components": [{"what": c.model or c.source, "sha256": c.run_sha256, "command": c.command or ""}
+                           for c in getattr(res, "components", None) or ()],
             "command": res.command,
             "reproduce": reproduce_command(res),
             "run_sha256": res.run_file.sha256,
@@ -541,18 +545,7 @@ def _charts(rows: list[Row], refs: list[dict], measures: list[dict], tested: str
         svg = recall_curves([s for s in series if s.values], "Recall@k (mean over splits)")
         if svg:
             charts.append(svg)
-    groups = sorted({g for r in rows for g in r.results.breakdown or {}})
-    for group in groups:
-        with_group = [r for r in rows if group in (r.results.breakdown or {})]
-        categories = sorted({c for r in with_group for c in r.results.breakdown[group]})
-        series = [
-            Series(labels[r.key], {c: v[tested] for c, v in r.results.breakdown[group].items() if tested in v})
-            for r in with_group
-        ]
-        svg = category_bars(categories, [s for s in series if s.values], tested, group)
-        if svg:
-            charts.append(svg)
-    return charts
+    return charts  # the breakdowns' bars: leaderboard/breakdowns.py
 
 
 def _label(view: dict) -> str:
@@ -716,6 +709,7 @@ def _task_page(name: str, rows: list[Row], baseline: str, measure: str | None, d
         "has_trained": any(v["trained"] for v in views),
         "charts": _charts(charted, refs, info["measures"], tested, labels),
         "pareto": pareto_charts(rows, tested, labels),
+        "breakdowns": breakdown_sections(charted, labels, tested),
         "eff_columns": EFFICIENCY_COLUMNS,
         "charted": len(charted) if len(charted) < len(rows) else 0,
         "blob": blob,
@@ -753,10 +747,12 @@ def _swap_in(tmp: Path, out_dir: Path) -> None:
 
 
 def build_site(results_dir, out_dir, baseline: str = DEFAULT_BASELINE, measure: str | None = None,
-               copy_runs: bool = True, page_size: int = PAGE_SIZE, verify=None) -> BuildReport:
+               copy_runs: bool = True, page_size: int = PAGE_SIZE, verify=None, explorer=None) -> BuildReport:
     """Build the site from every results JSON under ``results_dir`` into ``out_dir``; a
     task's table of more than ``page_size`` rows is written as several pages. ``verify``: a
-    :class:`~statbench.leaderboard.verify.Verifier` every row is verified by (``--verify``)."""
+    :class:`~statbench.leaderboard.verify.Verifier` every row is verified by (``--verify``).
+    ``explorer``: write each board's per-query explorer, with the task data it may show
+    (:class:`.explorer.TaskTexts`; ``None``: no explorer)."""
     if page_size < 1:
         raise StatbenchError(f"page size {page_size} is not a positive number of rows")
     results_dir, out_dir = Path(results_dir), Path(out_dir)
@@ -764,13 +760,13 @@ def build_site(results_dir, out_dir, baseline: str = DEFAULT_BASELINE, measure: 
         collected = collect(results_dir, verify=verify, records=RecordCache.default())
     gc.freeze()  # the records read: out of the cycle collector's sight while the boards are rendered
     try:
-        return _build_from(collected, results_dir, out_dir, baseline, measure, copy_runs, page_size)
+        return _build_from(collected, results_dir, out_dir, baseline, measure, copy_runs, page_size, explorer)
     finally:
         gc.unfreeze()
 
 
 def _build_from(collected, results_dir: Path, out_dir: Path, baseline: str, measure: str | None, copy_runs: bool,
-                page_size: int) -> BuildReport:
+                page_size: int, explorer=None) -> BuildReport:
     """The site from the collected rows (see :func:`build_site`)."""
     tasks = collected.boards
     report = BuildReport(out_dir=out_dir, problems=collected.problems, notes=list(collected.notes))
@@ -786,7 +782,8 @@ def _build_from(collected, results_dir: Path, out_dir: Path, baseline: str, meas
     try:
         slugs = _board_slugs(tasks)
         nav = [{"name": name, "slug": task_slug} for name, task_slug in slugs.items()]
-        options = {"baseline": baseline, "measure": measure, "copy_runs": copy_runs, "page_size": page_size}
+        options = {"baseline": baseline, "measure": measure, "copy_runs": copy_runs, "page_size": page_size,
+                   "explorer": explorer.identity() if explorer is not None else None}
         context = {"version": __version__, "tasks": nav}
         boards, summaries = {}, []
         digests = None  # the run files' sha256 by state (.runcopies), read when a board is rendered
@@ -800,7 +797,7 @@ def _build_from(collected, results_dir: Path, out_dir: Path, baseline: str, meas
                     digests = RunDigests()
                     digests.learn(collected.run_digests)
                 entry = _render_board(env, context, name, rows, baseline, measure, tmp, slugs[name], copy_runs,
-                                      results_dir, page_size, digests)
+                                      results_dir, page_size, digests, explorer)
                 entry["digest"] = digest
                 report.rendered.append(name)
             report.problems.extend(entry["problems"])
@@ -816,7 +813,7 @@ def _build_from(collected, results_dir: Path, out_dir: Path, baseline: str, meas
         _write(tmp / "index.html", env.get_template("index.html").render(version=__version__, tasks=summaries))
         report.pages.insert(0, out_dir / "index.html")
         static = resources.files("statbench.leaderboard").joinpath("static")
-        for name in ("leaderboard.css", "leaderboard.js"):
+        for name in ("leaderboard.css", "leaderboard.js") + (("explorer.css", "explorer.js") if explorer is not None else ()):
             _write(tmp / "static" / name, static.joinpath(name).read_text("utf-8"))
         _write(tmp / MARKER, marker_text(boards))
         _swap_in(tmp, out_dir)
@@ -864,7 +861,8 @@ def _entry_shape(entry) -> bool:
 
 
 def _render_board(env, context: dict, name: str, rows: list[Row], baseline: str, measure: str | None, tmp: Path,
-                  task_slug: str, copy_runs: bool, results_dir: Path, page_size: int, digests=None) -> dict:
+                  task_slug: str, copy_runs: bool, results_dir: Path, page_size: int, digests=None,
+                  explorer=None) -> dict:
     """Test, copy and render one board into ``tmp``; its manifest entry (less its digest):
     the files it wrote with their sha256, what the build says about it, its index line."""
     page = _task_page(name, rows, baseline, measure, tmp, task_slug, copy_runs, results_dir, page_size, digests)
@@ -889,6 +887,15 @@ def _render_board(env, context: dict, name: str, rows: list[Row], baseline: str,
     if page["data_src"]:
         _write(tmp / page["data_src"], f"window.statbenchLeaderboard = {json_for_html(page['blob'])};\n")
         files.append(page["data_src"])
+    page["explorer"] = None
+    if explorer is not None:  # the board's per-query explorer (.explorer)
+        from statbench.leaderboard.explorer import explorer_files
+
+        page["explorer"], written = explorer_files(env, context, page, rows, results_dir, explorer,
+                                                   run_source=run_source, to_json=json_for_html)
+        for rel, text in written.items():
+            _write(tmp / rel, text)
+            files.append(rel)
     task_template = env.get_template("task.html")
     for part in page["parts"]:
         _write(tmp / part["file"], task_template.render(page=page, part=part, **context))

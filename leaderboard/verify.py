@@ -592,6 +592,11 @@ def compare_figures(claimed, rescored) -> list[str]:
         for value, scores in values.items():
             out.extend(_differ(scores, mine_groups.get(group, {}).get(value, {}), labels,
                                f"breakdown {group}={value}"))
+    for group, formed in (claimed.breakdown_groups or {}).items():  # the board shows its query counts
+        again = (rescored.breakdown_groups or {}).get(group)
+        if again != formed:
+            out.append(f"breakdown {group}: claimed values, query counts or rule "
+                       f"{'not re-scored' if again is None else 'differ from the re-scored ones'}")
     return out
 
 

@@ -3,14 +3,14 @@
 
 Each article keeps its legislative structure in ``Document.fields``: the code, the raw
 ``description`` (the concatenated headings) and the heading path parsed from it
-(``heading_path`` = code › book › title › chapter › section, plus one field per level found).
+(``heading_path`` = code › book › title › chapter › section, plus one field per level found;
+:mod:`statbench.tasks.belgian`, shared with LLeQA).
 The dev split is carved out of the training questions with a fixed seed (see
 :func:`statbench.loading.splits.carve_dev`), because the G-DSR paper did not publish its ids."""
 
 from __future__ import annotations
 
 import logging
-import re
 from pathlib import Path
 
 from statbench import hookimpl
@@ -21,34 +21,10 @@ from statbench.data.validation import check_qrels_against_corpus
 from statbench.errors import DataFormatError
 from statbench.loading.splits import carve_dev
 from statbench.loading.taskdef import DefinedTask
+from statbench.tasks.belgian import PATH_SEPARATOR, article_title, heading_fields  # noqa: F401 (re-exported)
 
 ARTICLE_COLUMNS = ("id", "article", "code", "article_no", "description", "law_type")
 QUESTION_COLUMNS = ("id", "question", "category", "subcategory", "extra_description", "article_ids")
-
-#: Heading keyword -> field name, longest keywords first so "Sous-section" wins over "Section".
-LEVELS = (
-    ("sous-section", "subsection"), ("sous-titre", "subtitle"), ("partie", "part"), ("livre", "book"),
-    ("titre", "title"), ("chapitre", "chapter"), ("section", "section"), ("paragraphe", "paragraph"),
-)
-_KEYWORDS = "|".join(re.escape(k) for k, _ in LEVELS)
-# Split only before a heading keyword: headings themselves contain commas.
-_SPLIT = re.compile(rf"\s*[,;|›]\s*(?=(?:{_KEYWORDS})\b)", re.IGNORECASE)
-PATH_SEPARATOR = " › "
-
-
-def heading_fields(code: str, description: str) -> dict[str, str]:
-    """The structure of one article: ``heading_path`` plus ``book``, ``title``, ... when present."""
-    parts = [p.strip() for p in _SPLIT.split(description.strip())] if description.strip() else []
-    parts = [p for p in parts if p]
-    fields: dict[str, str] = {}
-    for part in parts:
-        lowered = part.lower()
-        for keyword, name in LEVELS:
-            if lowered.startswith(keyword) and name not in fields:
-                fields[name] = part
-                break
-    fields["heading_path"] = PATH_SEPARATOR.join([p for p in (code.strip(), *parts) if p])
-    return fields
 
 
 class Bsard(DefinedTask):
@@ -107,8 +83,8 @@ def read_articles(path: Path) -> dict[str, Document]:
             "description": description,
             **heading_fields(code, description),
         }
-        title = f"{code}, art. {number}" if code and number else code or number
-        corpus[doc_id] = Document(id=doc_id, text=(row["article"] or "").strip(), title=title, fields=fields)
+        corpus[doc_id] = Document(id=doc_id, text=(row["article"] or "").strip(), title=article_title(code, number),
+                                  fields=fields)
         first_line[doc_id] = lineno
     if not corpus:
         raise DataFormatError(path, "no documents (the file holds no article row)")

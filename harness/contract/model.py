@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, ClassVar, Mapping, Sequence
 
-from statbench.contract.records import Document, Qrels, Query, Ranking
+from statbench.contract.records import Document, Qrels, Query, Ranking, Split
 
 
 @dataclass
@@ -35,6 +35,9 @@ class RunContext:
     progress: Callable[[str, int | None], Callable[..., None]] = lambda description, total=None: (
         lambda n=1: None
     )
+    #: The split being run (its test queries are the ones searched). A model that composes
+    #: other models' runs (the ``fusion`` retriever) keys their cached split runs by it.
+    split: Split | None = None
 
 
 class _Configurable:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Mapping
 
 #: Families shown as filters on the leaderboard.
-FAMILIES = ("lexical", "static", "dense", "late-interaction", "classifier", "reranker")
+FAMILIES = ("lexical", "static", "dense", "late-interaction", "classifier", "reranker", "fusion")
 
 #: A ranking: (doc id, score) pairs, best first.
 Ranking = list[tuple[str, float]]

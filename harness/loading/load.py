@@ -78,7 +78,7 @@ class LoadedTask:
         """What scoring and provenance need of the task, from the load or the cache."""
         if self.cached is not None:
             return self.cached
-        return TaskSummary.of(self.data, self.identity, self.said)
+        return TaskSummary.of(self.data, self.identity, self.said, language=self.info.language)
 
     def doc_ids(self) -> Collection[str]:
         """The corpus's document ids (stored with the summary when it stood in)."""

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from statbench.contract.records import Split, TaskData
 from statbench.data.checksum import file_sha256, named_digests_sha256
+from statbench.loading.queryfacts import QueryFacts
 from statbench.storage import keys
 from statbench.storage.cache import CacheEntry
 from statbench.storage.paths import cache_root
@@ -60,6 +61,8 @@ class TaskSummary:
     query_ids: list[str]
     #: (level, message) of what the loader logged, said again when the summary stands in for it
     log: list[tuple[int, str]] = field(default_factory=list)
+    #: query lengths and the laws of relevant articles, for the breakdowns (never seen by a model)
+    facts: QueryFacts | None = None
 
     @property
     def n_queries(self) -> int:
@@ -72,11 +75,14 @@ class TaskSummary:
         return list(seen.values())
 
     @classmethod
-    def of(cls, data: TaskData, identity: dict, log: list[tuple[int, str]] = ()) -> TaskSummary:
+    def of(cls, data: TaskData, identity: dict, log: list[tuple[int, str]] = (),
+           language: str | None = None) -> TaskSummary:
+        """``language``: the task's (the breakdowns' query lengths count its unit); ``None``: no facts."""
         return cls(checksum=data.checksum, files=sorted(Path(p).name for p in data.files), dropped=list(data.dropped),
                    qrels={q: dict(docs) for q, docs in data.qrels.items()}, splits=list(data.splits),
                    extra_splits=list(data.extra_splits), groups={g: dict(m) for g, m in data.groups.items()},
-                   identity=dict(identity), n_documents=len(data.corpus), query_ids=list(data.queries), log=list(log))
+                   identity=dict(identity), n_documents=len(data.corpus), query_ids=list(data.queries), log=list(log),
+                   facts=None if language is None else QueryFacts.of(data, language))
 
     def to_json(self) -> dict:
         return {
@@ -85,6 +91,7 @@ class TaskSummary:
             "extra_splits": [_split_json(s) for s in self.extra_splits],
             "groups": self.groups, "identity": self.identity, "n_documents": self.n_documents,
             "query_ids": self.query_ids, "log": [list(item) for item in self.log],
+            "facts": None if self.facts is None else self.facts.to_json(),
         }
 
     @classmethod
@@ -94,7 +101,8 @@ class TaskSummary:
                    splits=[_split_of(s) for s in obj["splits"]], extra_splits=[_split_of(s) for s in obj["extra_splits"]],
                    groups={g: dict(m) for g, m in obj["groups"].items()}, identity=dict(obj["identity"]),
                    n_documents=int(obj["n_documents"]), query_ids=list(obj["query_ids"]),
-                   log=[(int(level), str(message)) for level, message in obj["log"]])
+                   log=[(int(level), str(message)) for level, message in obj["log"]],
+                   facts=None if obj["facts"] is None else QueryFacts.from_json(obj["facts"]))
 
 
 def _split_json(split: Split) -> list:

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from functools import cache
 from importlib import resources
+from itertools import chain
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -142,6 +143,17 @@ class CacheInvalid(JsonRecord):
 
 
 @dataclass(frozen=True, kw_only=True)
+class BreakdownGroup(JsonRecord):
+    """How one breakdown group was formed (``statbench.scoring.breakdowns``): its values in
+    display order, the evaluated queries in each, and the rule that gives a query its value(s)."""
+
+    values: list[str] = required("the group's values in display order (buckets in their order)")
+    n_queries: dict[str, Count] = required("value -> evaluated queries counted in it")
+    rule: str = required("how a query gets its value(s), e.g. that a query counts in each law of its "
+                         "relevant articles")
+
+
+@dataclass(frozen=True, kw_only=True)
 class RunScores(JsonRecord):
     """What scoring gives (``evaluation.score_splits``): per-query scores, their means per
     split, mean ± std over splits, pooled means, breakdowns. The scores part of
@@ -155,6 +167,8 @@ class RunScores(JsonRecord):
     per_query: dict[str, Scores]
     breakdown: dict[str, dict[str, Scores]] | None = optional(
         "group name (e.g. 'category') -> group value -> measure -> mean")
+    breakdown_groups: dict[str, BreakdownGroup] | None = optional(
+        "group name -> how its values were formed (order, queries per value, rule); absent in older results")
     tie_order: str | None = optional("the order every measure saw each ranking in (a foreign run with ties: score "
                                      "desc at 32-bit precision, then doc id desc)")
 
@@ -247,6 +261,18 @@ class EfficiencyRecord(JsonRecord):
 
 
 @dataclass(frozen=True, kw_only=True)
+class FusedRun(JsonRecord):
+    """One run fused into these results (``statbench fuse``): where it came from and what it was."""
+
+    schema_name = "fused_run"
+
+    source: str = required("the input as given: a TREC run file or a statbench output folder")
+    run_sha256: Sha256 = required("sha256 of the run file fused (decompressed)")
+    command: str | None = nullable("the command that produced it (from its results.json); null for a bare run file")
+    model: str | None = nullable("its model (and reranker) as its results name them; null for a bare run file")
+
+
+@dataclass(frozen=True, kw_only=True)
 class Results(RunScores):
     """One scored run of one model (optionally a first stage plus a reranker) on one task."""
 
@@ -270,6 +296,7 @@ class Results(RunScores):
     throughput: dict[str, NonNegative] | None = optional()
     environment: dict[str, str] | None = optional()
     extra: dict[str, Any] | None = optional()
+    components: list[FusedRun] | None = optional("the runs fused into this one (statbench fuse), in fusion order")
     efficiency: EfficiencyRecord | None = optional("efficiency and cost measured in this process (absent keys: "
                                                    "not measured)")
 
@@ -284,7 +311,8 @@ class Results(RunScores):
               pool_sha256: str | None = None, created: str | None = None, statbench_version: str | None = None,
               environment: Mapping[str, str] | None = None, cache: Mapping[str, str] | None = None,
               cache_invalid=(), throughput: Mapping[str, float] | None = None,
-              extra: Mapping | None = None, efficiency: EfficiencyRecord | None = None) -> Results:
+              extra: Mapping | None = None, efficiency: EfficiencyRecord | None = None,
+              components: list[FusedRun] | None = None) -> Results:
         """The one builder of results (the runner, the sample generator): the scores plus
         the provenance. ``created`` defaults to now (UTC, whole seconds); an empty
         ``cache_invalid`` or ``throughput`` is left out of the file."""
@@ -302,6 +330,7 @@ class Results(RunScores):
             environment=None if environment is None else dict(environment),
             extra=None if extra is None else dict(extra),
             efficiency=efficiency,
+            components=list(components) if components else None,
         )
 
 
@@ -414,10 +443,68 @@ def _unpaired_surrogate(obj) -> str | None:
     return None
 
 
-def parse_strict(text: str):
+#: the escapes of ``:`` (a decoded string may hold a colon its text does not show)
+_COLON_ESCAPES = (b"\\u003a", b"\\u003A")
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+#: 19 digits in a row: an integer the fast parser may not read as the standard one does
+#: (orjson reads an integer beyond 64 bits as a float)
+_LONG_DIGIT_RUN = b"0" * 19
+_DIGIT_RUN = re.compile(rb"0+")
+_UNSURE = object()
+
+
+def _long_integer_digits(data: bytes) -> bool:
+    """Whether ``data`` holds 19 digits in a row other than a fraction's (after a ``.``: a
+    score such as 0.0025252525252525255 is read alike by both parsers)."""
+    digits = data.translate(_DIGITS_AS_ZERO)
+    start = digits.find(_LONG_DIGIT_RUN)
+    while start != -1:
+        if start == 0 or digits[start - 1] != 0x2E:  # not after "."
+            return True
+        start = digits.find(_LONG_DIGIT_RUN, _DIGIT_RUN.match(digits, start).end())
+    return False
+
+
+def _parse_fast(data: bytes):
+    """The value of ``data`` when orjson's parse is certainly the one :func:`_parse_checked`
+    would return, else ``_UNSURE`` (the careful parse then decides, with its exact message).
+
+    orjson (C, ~6x faster than ``json`` with hooks) already refuses NaN/Infinity, numbers
+    that overflow to infinity, unpaired surrogates, invalid UTF-8 and a BOM; what it does not
+    refuse is settled here: a duplicate key (orjson keeps the last) drops at least one key,
+    so the compact re-encoding holds fewer colons than the text (every colon of the text is
+    a key's or inside a string; re-encoding keeps both, unless a string spells a colon as an
+    escape: then unsure); an integer too large for 64 bits (read as a float) needs 19 digits
+    in a row, not after a decimal point (then unsure). A cold leaderboard build reads 10,000 results files."""
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - orjson is a dependency
+        return _UNSURE
+    if any(escape in data for escape in _COLON_ESCAPES) or _long_integer_digits(data):
+        return _UNSURE
+    try:
+        obj = orjson.loads(data)
+        encoded = orjson.dumps(obj)
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+        return _UNSURE
+    return obj if encoded.count(b":") == data.count(b":") else _UNSURE
+
+
+def parse_strict(text: str | bytes):
     """``json.loads`` that refuses what results must not hold: NaN/Infinity tokens, numbers
     that overflow to infinity, duplicate keys, unpaired surrogates (raises ``ValueError``;
-    ``json.JSONDecodeError`` for text that is not JSON at all)."""
+    ``json.JSONDecodeError`` for text that is not JSON at all). ``bytes`` are UTF-8 text
+    (``UnicodeDecodeError`` otherwise). Same verdict and value as the careful parse
+    (:func:`_parse_checked`) on every input; a fast parse answers when it is sure."""
+    data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    obj = _parse_fast(data)
+    if obj is not _UNSURE:
+        return obj
+    return _parse_checked(text if isinstance(text, str) else text.decode("utf-8"))
+
+
+def _parse_checked(text: str):
+    """The careful parse: ``json.loads`` with a hook at every number, constant and object."""
     obj = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_bounded_int,
                      object_pairs_hook=_unique_keys)
     if _SURROGATE_ESCAPE.search(text):
@@ -449,43 +536,54 @@ def _validator():
 _SCORE_TABLES = {"per_query": 1, "breakdown": 2}
 
 
-def _is_scores(value) -> bool:
-    """``$defs/scores`` of the schema: an object whose values are all numbers (not booleans)."""
-    return isinstance(value, dict) and all(type(v) in (int, float) for v in value.values())
+def _all_scores(maps: list) -> bool:
+    """Whether every item is ``$defs/scores``: an object whose values are all numbers (not
+    booleans), checked with set operations over the values rather than a validator node per
+    score."""
+    return set(map(type, maps)) <= {dict} and set(map(type, chain.from_iterable(map(dict.values, maps)))) <= {int, float}
 
 
-def _tables_valid(obj: dict) -> bool:
-    """Whether the large tables of scores (per query, per breakdown group) are what the
-    schema says: each a map of ``$defs/scores`` (``breakdown``: of maps of them). A plain
-    loop, without building a validator node per score."""
+def _without_scores(obj: dict) -> dict | None:
+    """The record with its maps of scores emptied (per query, per breakdown group, pooled,
+    per split), when every one of them is what the schema says; None otherwise (the
+    validator then walks the whole record, for the exact messages)."""
+    light = dict(obj)
     for name, depth in _SCORE_TABLES.items():
         if name not in obj:
             continue
         table = obj[name]
         if not isinstance(table, dict):
-            return False
-        rows = table.values()
+            return None
+        rows = list(table.values())
         if depth == 2:
-            if not all(isinstance(group, dict) for group in rows):
-                return False
-            rows = [row for group in rows for row in group.values()]
-        if not all(_is_scores(row) for row in rows):
-            return False
-    return True
+            if not set(map(type, rows)) <= {dict}:
+                return None
+            rows = list(chain.from_iterable(map(dict.values, rows)))
+        if not _all_scores(rows):
+            return None
+        light[name] = {}
+    if "all_queries" in obj:
+        if not _all_scores([obj["all_queries"]]):
+            return None
+        light["all_queries"] = {}
+    splits = obj.get("splits")
+    if isinstance(splits, list) and all(isinstance(s, dict) and "scores" in s for s in splits):
+        if not _all_scores([s["scores"] for s in splits]):
+            return None
+        light["splits"] = [{**s, "scores": {}} for s in splits]
+    return light
 
 
 def schema_errors(obj) -> list[str]:
     """Every schema violation, as 'path: message' strings (empty when valid).
 
-    The compiled validator checks the record with its large tables of scores emptied,
-    and a plain loop checks those tables against their (simple) schema; only when that
-    loop finds a problem does the validator walk the whole record, for the exact messages.
-    Same verdict as validating everything at once, in milliseconds instead of ~0.5 s."""
-    if isinstance(obj, dict) and _tables_valid(obj):
-        light = {k: ({} if k in _SCORE_TABLES else v) for k, v in obj.items()}
-        errors = list(_validator().iter_errors(light))
-        if not errors:
-            return []
+    The compiled validator checks the record with its maps of scores emptied, and a plain
+    loop checks those maps against their (simple) schema; only when that loop finds a problem
+    does the validator walk the whole record, for the exact messages. Same verdict as
+    validating everything at once, in milliseconds instead of ~0.5 s."""
+    light = _without_scores(obj) if isinstance(obj, dict) else None
+    if light is not None and not any(_validator().iter_errors(light)):
+        return []
     errors = sorted(_validator().iter_errors(obj), key=lambda e: list(e.absolute_path))
     return [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}" for e in errors]
 
@@ -498,12 +596,24 @@ def read_results(path) -> dict:
         raw = path.read_bytes()
     except OSError as exc:
         raise DataFormatError(path, f"cannot be read: {exc.strerror or exc}") from None
+    obj = _parse_fast(raw)
+    if obj is _UNSURE:
+        obj = _read_checked(path, raw)
+    errors = schema_errors(obj)
+    if errors:
+        raise DataFormatError(path, "does not match the results schema: " + "; ".join(errors[:SHOWN_PROBLEMS]))
+    return obj
+
+
+def _read_checked(path: Path, raw: bytes):
+    """The careful parse of a file's bytes, its refusals as a ``DataFormatError`` that points
+    at the line or key."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise DataFormatError(path, f"not UTF-8 text (invalid byte at offset {exc.start})") from None
     try:
-        obj = parse_strict(text)
+        return _parse_checked(text)
     except json.JSONDecodeError as exc:
         raise DataFormatError(path, f"not valid JSON: {exc.msg}", exc.lineno) from None
     except _Rejected as exc:
@@ -511,10 +621,6 @@ def read_results(path) -> dict:
         raise DataFormatError(path, f"not valid JSON: {exc}", line, key) from None
     except RecursionError:
         raise DataFormatError(path, "not valid JSON: nested too deeply") from None
-    errors = schema_errors(obj)
-    if errors:
-        raise DataFormatError(path, "does not match the results schema: " + "; ".join(errors[:SHOWN_PROBLEMS]))
-    return obj
 
 
 

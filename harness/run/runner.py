@@ -588,6 +588,7 @@ class _SplitRunner:
         if retriever is not None:
             entry = self.model_entry
             ctx = self._context(retriever, entry, split if retriever.trainable else None)
+            ctx.split = split
             corpus_list = list(data.corpus.values())
             if retriever.trainable:
                 train_queries = [data.queries[q] for q in split.train]

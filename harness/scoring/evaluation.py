@@ -10,6 +10,7 @@ from typing import Iterable, Mapping, Sequence
 
 from statbench.contract.records import Measure, Qrels, Ranking, Split, TaskData
 from statbench.results.record import MeanStd, MeasureRecord, RunScores, SplitScores
+from statbench.scoring.breakdowns import breakdown_groups
 
 PerQuery = dict[str, dict[str, float]]
 
@@ -155,8 +156,10 @@ def score_splits(measures: Sequence[Measure], data: TaskData, splits: list[Split
                  rankings: Mapping[str, Ranking] | None = None, *, per_query: PerQuery | None = None,
                  ranked: set[str] | None = None) -> RunScores:
     """Per-query scores, means per split, mean ± std over splits, pooled means and the
-    task's breakdowns (e.g. per category), as the typed :class:`RunScores` that results
-    are built from. ``data`` needs ``qrels`` and ``groups`` only.
+    breakdowns (:mod:`statbench.scoring.breakdowns`: the task's attributes, and the law,
+    number of relevant articles and length of each query where ``data`` has ``facts``), as
+    the typed :class:`RunScores` that results are built from. ``data`` needs ``qrels`` and
+    ``groups`` (and ``facts`` for the derived breakdowns).
 
     The per-query scores are computed from ``rankings``, or given (``per_query``, with
     ``ranked``: the queries with at least one ranked document), e.g. from the cache."""
@@ -173,13 +176,9 @@ def score_splits(measures: Sequence[Measure], data: TaskData, splits: list[Split
         split_means[split.name] = means
         split_rows.append(SplitScores(name=split.name, n_queries=len(qids),
                                       queries_without_results=sum(1 for q in qids if q not in ranked), scores=means))
-    breakdown = {
-        group: {
-            value: mean_scores(per_query, measures, [q for q in all_qids if members.get(q) == value])
-            for value in sorted({members[q] for q in all_qids if q in members})
-        }
-        for group, members in data.groups.items()
-    }
+    groups = breakdown_groups(data, all_qids)
+    breakdown = {group: {value: mean_scores(per_query, measures, qids) for value, qids in members.items()}
+                 for group, (_, members) in groups.items()}
     return RunScores(
         measures=[MeasureRecord(label=m.label, ir_measure=m.ir_measure) for m in measures],
         splits=split_rows,
@@ -187,4 +186,5 @@ def score_splits(measures: Sequence[Measure], data: TaskData, splits: list[Split
         all_queries=mean_scores(per_query, measures, all_qids),
         per_query=per_query,
         breakdown=breakdown or None,
+        breakdown_groups={group: formed for group, (formed, _) in groups.items()} or None,
     )

@@ -1,0 +1,236 @@
+"""``statbench leaderboard export --format mteb``: a board's results in MTEB's results format.
+
+MTEB's results repository (github.com/embeddings-benchmark/results) holds, per model and
+revision, one ``TaskResult`` JSON per task and the model's ``model_meta.json``::
+
+    OUT/results/<model name, '/' as '__'>/<revision>/<TaskName>.json
+    OUT/results/<model name, '/' as '__'>/<revision>/model_meta.json
+
+``OUT`` is thus a result cache ``mteb.ResultCache(OUT)`` reads. Each exported row becomes
+one such file: its splits as MTEB's splits (subset ``default``, or the ``mteb:`` task's),
+its measures under MTEB's names *by definition* (:mod:`statbench.models.mteb_bridge.names`:
+a custom measure, e.g. an nDCG of another gain, is left out and said), ``main_score`` the
+MTEB task's own main score (``mteb:`` tasks) or the board's tested measure (any other task;
+``--measure`` names another). Nothing is written unless every file loads back with mteb's
+own reader (``TaskResult.from_disk`` and ``ResultCache.load_results``) with the figures
+written; files are then moved in place one by one, an existing file of the same model,
+revision and task replaced.
+
+What is refused (one line, exit 2): an ``mteb:`` task result whose loader dropped items
+(statbench scored other queries or judgements than MTEB would) or of another dataset revision
+than the installed mteb's task; a result without its task's main score; two rows that would
+write one file."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+NO_REVISION = "no_revision_available"  # MTEB's own word for a model without a revision
+
+
+@dataclass
+class MtebExport:
+    written: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._=+-]+", "_", text).strip("_") or "model"
+
+
+def model_identity(row, label: str) -> tuple[str, str, dict]:
+    """``(model name, revision, model_meta.json)`` of a row: an MTEB model's own (its registered
+    ModelMeta); any other statbench model ``statbench/<its label on the board>``."""
+    from mteb.models import ModelMeta
+
+    from statbench.models.mteb_bridge.loading import registered_meta
+
+    model = row.results.model
+    if model.name == "mteb" and row.results.reranker is None:
+        name = str(model.params.get("name") or "")
+        if Path(name).expanduser().is_dir() or name.startswith((".", "/", "~")):
+            name, meta = f"local/{_safe(Path(name).name)}", None
+        else:
+            meta = registered_meta(name)
+        if meta is not None:
+            revision = meta.revision or NO_REVISION
+            return name, revision, meta.to_dict()
+        revision = str(model.params.get("revision") or "") or NO_REVISION
+    else:
+        name, revision = f"statbench/{_safe(label)}", NO_REVISION
+    empty = ModelMeta.create_empty(overwrites={"name": name, "revision": revision})
+    return name, revision, empty.to_dict()
+
+
+def _mteb_task_of(results):
+    """``(MTEB metadata, subset)`` of an ``mteb:`` task's result (``None``: another task)."""
+    from statbench.models.mteb_bridge.prompts import mteb_metadata
+
+    name = results.task.name
+    meta = mteb_metadata(name)
+    if meta is None:
+        return None
+    rest = name[len("mteb-"):]
+    subset = rest[len(meta.name) + 1:] if len(rest) > len(meta.name) else "default"
+    return meta, subset
+
+
+def task_result_json(row, main_label: str | None, notes: list[str], label: str) -> dict:
+    """The TaskResult (as MTEB writes it) of one row."""
+    from importlib.metadata import version
+
+    from statbench.errors import StatbenchError
+    from statbench.models.mteb_bridge.names import mteb_language, mteb_name
+    from statbench.models.mteb_bridge.tasks import LOADER_VERSION
+
+    results = row.results
+    mapped = {m.label: mteb_name(m.ir_measure) for m in results.measures}
+    left_out = sorted(label for label, name in mapped.items() if name is None)
+    if left_out:
+        notes.append(f"{label}: {', '.join(left_out)} left out (no MTEB metric of that definition)")
+    found = _mteb_task_of(results)
+    if found is not None:
+        meta, subset = found
+        revision = meta.dataset.get("revision") or "unversioned"
+        if results.task.version != f"mteb{LOADER_VERSION}-{revision}":
+            raise StatbenchError(f"{label}: task {results.task.name} was loaded as version {results.task.version}, not "
+                                 f"this mteb's {meta.name} (mteb{LOADER_VERSION}-{revision}): other data, not exported "
+                                 "under MTEB's name")
+        if results.task.dropped:
+            raise StatbenchError(f"{label}: the loader dropped {len(results.task.dropped)} item(s) of {meta.name} (e.g. "
+                                 f"{results.task.dropped[0]}): statbench scored other queries or judgements than MTEB "
+                                 "does, so the figures are not MTEB's")
+        task_name, languages, main = meta.name, list(meta.hf_subsets_to_langscripts.get(subset) or meta.eval_langs), \
+            meta.main_score
+    else:
+        subset = "default"
+        task_name, languages = results.task.name, [mteb_language(results.task.language)]
+        revision = f"statbench-{results.task.version or '1'}-{results.task.data_checksum[:12]}"
+        main = mapped.get(main_label) if main_label else None
+        if main is None:
+            raise StatbenchError(f"{label}: the main score {main_label!r} has no MTEB metric of its definition; "
+                                 f"--measure names another (MTEB-shaped: {', '.join(k for k, v in mapped.items() if v)})")
+    if main not in mapped.values():
+        raise StatbenchError(f"{label}: no figure for {task_name}'s main score {main} in the result (measures: "
+                             f"{', '.join(mapped)})")
+    mteb_ver = version("mteb")
+    scores = {}
+    for split in results.splits:
+        entry = {name: float(split.scores[lab]) for lab, name in mapped.items() if name and lab in split.scores}
+        entry.update({"main_score": entry[main], "hf_subset": subset, "languages": languages, "mteb_version": mteb_ver})
+        scores[split.name] = [entry]
+    timings = results.timings or {}
+    return {"dataset_revision": revision, "task_name": task_name, "mteb_version": mteb_ver, "scores": scores,
+            "evaluation_time": float(sum(timings.values())) if timings else None, "kg_co2_emissions": None}
+
+
+def export_mteb(results_dir, board: str, out: Path, selectors=(), measures=(), include_budget: bool = False,
+                verify=None, *, select, labels_of) -> MtebExport:
+    """Write the rows of ``board`` (``selectors``: some of them) under ``out`` in MTEB's layout.
+    ``select`` and ``labels_of``: how ``leaderboard export`` picks and labels rows
+    (:func:`statbench.leaderboard.export._select`, ``_board_labels``), handed in by it."""
+    from statbench.errors import StatbenchError
+    from statbench.leaderboard.collect import collect
+    from statbench.leaderboard.site import _task_info
+    from statbench.scoring.significance import primary_measure
+
+    collected = collect(Path(results_dir), verify=verify)
+    if board not in collected.boards:
+        names = ", ".join(sorted(collected.boards)) or "none"
+        raise StatbenchError(f"no board {board!r} in {results_dir} (boards: {names})")
+    rows = collected.boards[board]
+    labels = labels_of(rows)
+    export = MtebExport()
+    chosen = select(collected, board, rows, labels, selectors, include_budget, export.notes)
+    info = _task_info(rows[0].task, rows)
+    all_labels = [m["label"] for m in info["measures"]]
+    if measures:
+        from statbench.commands.compare import measure_label
+
+        main_label = measure_label(rows[0].results.measures, measures[0])
+    else:
+        main_label = primary_measure(rows[0].task, all_labels, info["info"])
+    files: dict[Path, tuple[str, dict, dict]] = {}
+    for row in chosen:
+        label = labels[row.key]
+        name, revision, meta = model_identity(row, label)
+        result = task_result_json(row, main_label, export.notes, label)
+        relative = Path("results") / name.replace("/", "__").replace(" ", "_") / revision / f"{result['task_name']}.json"
+        if relative in files:
+            raise StatbenchError(f"rows {files[relative][0]!r} and {label!r} would both be {relative} (one model, "
+                                 "revision and task): export them one at a time (--rows)")
+        files[relative] = (label, result, meta)
+    if any(not row.results.task.name.startswith("mteb-") for row in chosen):
+        export.notes.append(f"task {rows[0].task} is not an MTEB task: mteb's reader loads the files, MTEB's "
+                            "leaderboard has no such task to show them under")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".mteb-export-", dir=out))
+    try:
+        for relative, (_, result, meta) in files.items():
+            target = staging / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(json.dumps(result, indent=2, ensure_ascii=False), "utf-8")
+            (target.parent / "model_meta.json").write_text(json.dumps(meta, indent=4, default=str), "utf-8")
+        check_readable(staging, {rel: result for rel, (_, result, _) in files.items()})
+        for relative in files:
+            for name in (relative.name, "model_meta.json"):
+                target = out / relative.parent / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(staging / relative.parent / name, target)
+            export.written.append(out / relative)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return export
+
+
+def check_readable(root: Path, expected: dict[Path, dict]) -> None:
+    """Every file loads with mteb's own readers, with the figures written (to MTEB's 6 decimals)."""
+    import warnings
+
+    from mteb import ResultCache, TaskResult
+
+    from statbench.errors import StatbenchError
+
+    for relative, result in expected.items():
+        try:
+            loaded = TaskResult.from_disk(root / relative)
+        except Exception as exc:  # noqa: BLE001 - whatever mteb's reader says is the problem
+            raise StatbenchError(f"mteb's reader refuses the exported {relative}: {type(exc).__name__}: "
+                                 f"{' '.join(str(exc).split())[:200]}") from None
+        for split, entries in result["scores"].items():
+            got = loaded.scores.get(split, [{}])[0]
+            if abs(float(got.get("main_score", float("nan"))) - entries[0]["main_score"]) > 1e-6:
+                raise StatbenchError(f"mteb's reader reads another main score from {relative} split {split}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        benchmark = ResultCache(root).load_results(include_remote=False, require_model_meta=True)
+    found = {(m.model_name, t.task_name) for m in benchmark.model_results for t in m.task_results}
+    if len(found) != len(expected):
+        raise StatbenchError(f"mteb's ResultCache reads {len(found)} result(s) of the {len(expected)} exported")
+
+
+def run_mteb_export(results_dir, board, output, rows, measures, include_budget, verifier, *, select,
+                    labels_of) -> None:
+    """The command's ``--format mteb`` branch: say what was written and any note."""
+    import click
+
+    from statbench.commands.table_formats import one_line
+
+    if output is None:
+        raise click.UsageError("--format mteb writes files: give the folder with --output DIR (a results repository "
+                               "clone, or any folder mteb.ResultCache(DIR) then reads)")
+    if output.exists() and not output.is_dir():
+        raise click.BadParameter(f"{output} is a file (--format mteb writes a folder)", param_hint="--output")
+    result = export_mteb(results_dir, board, output, rows, measures, include_budget, verify=verifier, select=select,
+                         labels_of=labels_of)
+    for note in result.notes:
+        click.echo(f"note: {one_line(note)}", err=True)
+    for path in result.written:
+        click.echo(f"wrote {path}")

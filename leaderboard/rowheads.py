@@ -1,0 +1,109 @@
+"""The head of a validated results record: what a build needs to place a row on its board
+and to tell whether the board changed (task, model, reranker, pool, splits, measures, run
+file, time), without the record itself. A rebuild after 10 results were added to one board
+of 10,000 read and unpickled every record (2.3 s); with the heads of the files it validated
+before, kept in one file per results folder, the rows of a board whose inputs did not
+change are never loaded (:class:`~statbench.leaderboard.collect.HeadRow` loads its record
+only when something asks for it: rendering, verifying, superseding).
+
+The heads file is keyed like the record cache (a file's state and the validating code's
+version: :class:`~statbench.leaderboard.records.RecordEntry`), holds the sha256 of its
+payload and is verified on read; a head is only ever used for a file in the state its
+record was validated in, and a file without a head is read as before."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+from dataclasses import dataclass
+from pathlib import Path
+
+from statbench.leaderboard.records import RecordCache, RecordEntry, _framed, _read, _unframed, _write_atomic
+from statbench.results.record import ModelRecord, Results, TaskRecord
+
+_MAGIC = b"statbench-heads 1\n"
+
+
+@dataclass(frozen=True)
+class RowHead:
+    """What :func:`~statbench.leaderboard.identity.identity`, a board's key and a board's
+    digest read of a record (the same attributes as :class:`Results` has them)."""
+
+    task: TaskRecord
+    model: ModelRecord
+    reranker: ModelRecord | None
+    pool: str | None
+    pool_sha256: str | None
+    splits: tuple[tuple[str, int], ...]  #: sorted (name, number of queries)
+    measures: tuple[tuple[str, str], ...]  #: sorted (label, ir-measures spelling)
+    run_path: str | None
+    created: str
+
+    @classmethod
+    def of(cls, record: Results) -> RowHead:
+        return cls(task=record.task, model=record.model, reranker=record.reranker, pool=record.pool,
+                   pool_sha256=record.pool_sha256,
+                   splits=tuple(sorted((s.name, s.n_queries) for s in record.splits)),
+                   measures=tuple(sorted((m.label, m.ir_measure) for m in record.measures)),
+                   run_path=record.run_file.path or None, created=record.created)
+
+
+def load_record(entry: RecordEntry) -> Results:
+    """The record of a file whose head was used: from its cache entry, else validated again
+    from the file when it is still in the entry's state."""
+    from statbench.errors import DataFormatError, StatbenchError
+    from statbench.leaderboard.records import _state
+    from statbench.results.record import read_results
+    from statbench.scoring.publishable import check_results
+
+    record = entry.get(count=False)
+    if record is not None:
+        return record
+    changed = StatbenchError(f"{entry.path} changed while the leaderboard was being built; build again")
+    if _state(entry.path) != entry.state:
+        raise changed
+    try:
+        record = Results.from_json(read_results(entry.path))
+    except (DataFormatError, ValueError, TypeError):
+        raise changed from None
+    if check_results(record) or _state(entry.path) != entry.state:
+        raise changed
+    entry.put(record)
+    return record
+
+
+class Heads:
+    """The heads of the files of one results folder validated by earlier builds (entry name ->
+    :class:`RowHead`); :meth:`save` keeps those of this build."""
+
+    def __init__(self, records: RecordCache, root: Path):
+        name = hashlib.sha256(os.path.abspath(root).encode()).hexdigest()
+        self.file = records.root / "heads" / f"{name}.pickle"
+        self.known: dict[str, RowHead] = {}
+        found = _unframed(_MAGIC, _read(self.file))
+        if found is not None:
+            try:
+                known = pickle.loads(found[1])
+            except Exception:  # noqa: BLE001 (a file that does not load is not used)
+                known = None
+            if isinstance(known, dict):
+                self.known = known
+        self.seen: dict[str, RowHead] = {}
+
+    def get(self, entry: RecordEntry) -> RowHead | None:
+        """The head of a file in the state ``entry`` was taken in (a hit of the record cache:
+        the file is not validated again), None when there is none."""
+        head = self.known.get(entry.name) if entry.name else None
+        if head is not None:
+            self.seen[entry.name] = head
+            entry.cache.hits += 1
+        return head
+
+    def learn(self, entry: RecordEntry, record: Results) -> None:
+        if entry.name:
+            self.seen[entry.name] = RowHead.of(record)
+
+    def save(self) -> None:
+        if self.seen != self.known:
+            _write_atomic(self.file, _framed(_MAGIC, pickle.dumps(self.seen, protocol=pickle.HIGHEST_PROTOCOL)))

@@ -1,0 +1,107 @@
+"""The inputs of ``statbench fuse``: a TREC run file, or a statbench output folder (its
+``results.json`` read as strictly as a board reads one, and its run file, ``run.trec`` or
+the committed ``run.trec.gz``, checked against the sha256 the results recorded).
+
+Each input's rankings come out in the one order it is scored in: a statbench run's rank
+column (no ties), a foreign run's ties put in trec_eval's order (``TIE_ORDER``), so that
+ranx fuses exactly the rankings the components were scored with."""
+
+from __future__ import annotations
+
+import gzip
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from statbench.api import DataFormatError, Ranking, StatbenchError
+
+
+@dataclass
+class ComponentRun:
+    """One input: its rankings (declared order), its run file's sha256 and, for an output
+    folder, its strictly read results."""
+
+    source: Path
+    rankings: dict[str, Ranking]
+    run_sha256: str
+    results: object | None = None  # statbench.results.record.Results
+
+    @property
+    def label(self) -> str:
+        """The model (``+reranker``) as the results name it, else the file's name."""
+        if self.results is None:
+            return str(self.source)
+        model, reranker = self.results.model, self.results.reranker
+        return model.name + (f"+{reranker.name}" if reranker is not None else "")
+
+    @property
+    def budget(self) -> str | None:
+        """The reduced budget its results record (first stage and reranker), ``None``: full."""
+        if self.results is None:
+            return None
+        parts = [r.budget for r in (self.results.model, self.results.reranker) if r is not None and r.budget]
+        return "; ".join(parts) or None
+
+
+def read_component(source: Path) -> ComponentRun:
+    """A run file or an output folder (see the module); one line for anything wrong."""
+    source = Path(source)
+    if source.is_dir():
+        return _read_output(source)
+    if not source.exists():
+        raise StatbenchError(f"{source}: no such run file or output folder")
+    return _read_run_file(source, source)
+
+
+def _read_output(folder: Path) -> ComponentRun:
+    from statbench.data.checksum import file_sha256
+    from statbench.scoring.publishable import read_publishable
+
+    results_path = folder / "results.json"
+    if not results_path.is_file():
+        raise StatbenchError(f"{folder}: not a statbench output folder (no results.json); give its run file instead")
+    results = read_publishable(results_path)
+    run_path = folder / results.run_file.path
+    gz_path = run_path.with_name(run_path.name + ".gz")
+    if run_path.is_file():
+        sha = file_sha256(run_path)
+        component = _read_run_file(run_path, folder, sha)
+    elif gz_path.is_file():
+        component = _read_gzipped(gz_path, folder)
+        sha = component.run_sha256
+    else:
+        raise StatbenchError(f"{folder}: its run file {results.run_file.path} (or {gz_path.name}) is missing")
+    if sha != results.run_file.sha256:
+        raise StatbenchError(f"{folder}: the run file's sha256 {sha[:12]} is not the one its results.json recorded "
+                             f"({results.run_file.sha256[:12]}): the run and its results do not belong together")
+    component.results = results
+    return component
+
+
+def _read_gzipped(path: Path, source: Path) -> ComponentRun:
+    from statbench.data.checksum import bytes_sha256
+
+    try:
+        data = gzip.decompress(path.read_bytes())
+    except (OSError, EOFError) as exc:
+        raise DataFormatError(path, f"not a readable gzip file ({exc})") from None
+    with tempfile.TemporaryDirectory(prefix="statbench-fuse-") as tmp:
+        plain = Path(tmp) / path.stem
+        plain.write_bytes(data)
+        return _read_run_file(plain, source, bytes_sha256(data), shown=path)
+
+
+def _read_run_file(path: Path, source: Path, sha256: str | None = None, shown: Path | None = None) -> ComponentRun:
+    from statbench.data.checksum import file_sha256
+    from statbench.data.runfile import order_as_trec_eval, read_run, strictly_decreasing_at_float32
+
+    try:
+        rankings = read_run(path)
+    except DataFormatError as exc:
+        if shown is None:
+            raise
+        raise DataFormatError(shown, exc.message, exc.line, exc.field) from None
+    for qid, ranking in rankings.items():
+        if not strictly_decreasing_at_float32(ranking):
+            rankings[qid] = order_as_trec_eval(ranking)
+    return ComponentRun(source=source, rankings=rankings, run_sha256=sha256 or file_sha256(path))

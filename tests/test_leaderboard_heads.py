@@ -1,0 +1,133 @@
+"""Rows placed from the heads of records validated by earlier builds (leaderboard/rowheads.py):
+a rebuild never loads the records of a board whose inputs did not change, the site is the one
+a full build writes, and a head is never trusted beyond the file state it was made from."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from statbench.errors import StatbenchError
+from statbench.leaderboard import rowheads
+from statbench.leaderboard.collect import HeadRow, Row, collect
+from statbench.leaderboard.identity import budget, identity
+from statbench.leaderboard.records import RecordCache
+from statbench.leaderboard.sample import make_results, reranker_record, write_result
+from statbench.leaderboard.site import build_site
+from statbench.results.record import Results, read_results
+
+
+def _scores(value: float, n: int = 6) -> dict:
+    return {f"q{i}": {m: min(1.0, value + i / 100) for m in ("R@5", "R@10", "R@100", "nDCG@10")} for i in range(n)}
+
+
+def _result(root: Path, folder: str, value: float, task: str = "toy", **options) -> Path:
+    results = make_results(_scores(value), task=task, model=options.pop("model", folder), **options)
+    return write_result(root / task / folder, results, f"q0 Q0 d0 1 1.0 {folder}\n")
+
+
+def _boards(root: Path) -> None:
+    for i, task in enumerate(("toy", "other")):
+        _result(root, "bm25", 0.3 + i / 10, task=task)
+        _result(root, "ql", 0.4 + i / 10, task=task)
+        _result(root, "dense", 0.2 + i / 10, task=task, reranker=reranker_record("cross-encoder"))
+
+
+def _tree(site: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(site)): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
+
+
+def _count_loads(monkeypatch) -> list[Path]:
+    loaded: list[Path] = []
+    real = rowheads.load_record
+    monkeypatch.setattr(rowheads, "load_record", lambda entry: loaded.append(entry.path) or real(entry))
+    return loaded
+
+
+def test_a_rebuild_loads_only_the_records_of_the_changed_board(tmp_path, monkeypatch):
+    root = tmp_path / "results"
+    _boards(root)
+    build_site(root, tmp_path / "site")
+    loaded = _count_loads(monkeypatch)
+    assert build_site(root, tmp_path / "site").rendered == [] and loaded == []  # nothing changed: nothing loaded
+    _result(root, "colbert", 0.7, task="toy")
+    report = build_site(root, tmp_path / "site")
+    assert report.rendered == ["toy"]
+    assert loaded and all(path.parts[-3] == "toy" for path in loaded)  # other's rows: placed, never loaded
+    assert sorted({path.parts[-2] for path in loaded}) == ["bm25", "dense", "ql"]  # colbert was read, not loaded
+    monkeypatch.undo()
+    full = build_site(root, tmp_path / "full")
+    assert _tree(tmp_path / "site") == _tree(tmp_path / "full")
+    assert (report.problems, report.notes, report.rows) == (full.problems, full.notes, full.rows)
+
+
+def test_rows_from_heads_are_the_rows_from_records(tmp_path):
+    root = tmp_path / "results"
+    _boards(root)
+    _result(root, "tiny", 0.5, task="toy", model="dsr", params={"preset": "cpu-small"})
+    first = collect(root, records=RecordCache(tmp_path / "records"))
+    again = collect(root, records=RecordCache(tmp_path / "records"))
+    assert list(again.boards) == list(first.boards) and again.keys == first.keys
+    for name, rows in again.boards.items():
+        for row, before in zip(rows, first.boards[name], strict=True):
+            assert isinstance(row, HeadRow) and type(before) is Row
+            assert (row.key, row.identity, row.path, row.board, row.task, row.corpus_size, row.run_path, row.created) \
+                == (before.key, before.identity, before.path, before.board, before.task, before.corpus_size,
+                    before.run_path, before.created)
+            assert row.results == before.results  # loaded when asked for: the same record
+            assert Row.board.fget(row) == row.board  # the head's board is the record's
+    dsr = next(r for r in again.boards["toy"] if r.model.name == "dsr")
+    head = rowheads.RowHead.of(dsr.results)
+    assert identity(head) == identity(dsr.results) and budget(head) == budget(dsr.results)
+
+
+def test_a_head_file_that_does_not_verify_is_not_used(tmp_path, monkeypatch):
+    root = tmp_path / "results"
+    _boards(root)
+    collect(root, records=RecordCache(tmp_path / "records"))
+    (heads_file,) = (tmp_path / "records" / "heads").glob("*.pickle")
+    raw = bytearray(heads_file.read_bytes())
+    raw[-4] ^= 0xFF
+    heads_file.write_bytes(bytes(raw))
+    again = collect(root, records=RecordCache(tmp_path / "records"))
+    assert not any(isinstance(r, HeadRow) for rows in again.boards.values() for r in rows)
+    third = collect(root, records=RecordCache(tmp_path / "records"))  # the heads file was written anew
+    assert all(isinstance(r, HeadRow) for rows in third.boards.values() for r in rows)
+
+
+def test_a_changed_file_is_read_again_never_placed_from_an_old_head(tmp_path):
+    root = tmp_path / "results"
+    _boards(root)
+    collect(root, records=RecordCache(tmp_path / "records"))
+    path = root / "toy" / "ql" / "results.json"
+    data = json.loads(path.read_text("utf-8"))
+    data["created"] = "2031-01-01T00:00:00+00:00"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    rows = collect(root, records=RecordCache(tmp_path / "records")).boards["toy"]
+    ql = next(r for r in rows if r.path == path)
+    assert type(ql) is Row and ql.created == "2031-01-01T00:00:00+00:00"
+
+
+def test_a_record_entry_gone_is_validated_again_from_its_unchanged_file(tmp_path):
+    root = tmp_path / "results"
+    _boards(root)
+    first = collect(root, records=RecordCache(tmp_path / "records"))
+    rows = collect(root, records=RecordCache(tmp_path / "records")).boards["toy"]
+    for entry in (tmp_path / "records").glob("??/*.pickle"):
+        entry.unlink()
+    expected = Results.from_json(read_results(rows[0].path))
+    assert rows[0].results == expected == first.boards["toy"][0].results
+
+
+def test_a_file_changed_after_its_row_was_placed_stops_the_build(tmp_path):
+    root = tmp_path / "results"
+    _boards(root)
+    collect(root, records=RecordCache(tmp_path / "records"))
+    rows = collect(root, records=RecordCache(tmp_path / "records")).boards["toy"]
+    for entry in (tmp_path / "records").glob("??/*.pickle"):
+        entry.unlink()
+    rows[0].path.write_bytes(rows[0].path.read_bytes())  # same bytes, another state: not the file validated
+    with pytest.raises(StatbenchError, match=r"results\.json changed while the leaderboard was being built"):
+        rows[0].results
