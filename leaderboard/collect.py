@@ -90,8 +90,12 @@ class Row:
         return self._queries_sha256
 
     @property
+    def task_record(self):
+        return self.results.task
+
+    @property
     def task(self) -> str:
-        return self.results.task.name
+        return self.task_record.name
 
     @property
     def model(self) -> ModelRecord:
@@ -135,11 +139,14 @@ class Row:
         return split_set(self.results)
 
     @property
+    def measure_set(self) -> tuple[tuple[str, str], ...]:
+        return measure_set(self.results)
+
+    @property
     def board(self) -> BoardKey:
         """What a row must share with the others of its table (see :class:`BoardKey`)."""
-        task = self.results.task
-        return BoardKey(self.task, task.version or FIRST_VERSION, task.data_checksum, self.split_set,
-                        tuple(sorted((m.label, m.ir_measure) for m in self.results.measures)))
+        task = self.task_record
+        return BoardKey(task.name, task.version or FIRST_VERSION, task.data_checksum, self.split_set, self.measure_set)
 
     @property
     def budget(self) -> str | None:
@@ -150,7 +157,7 @@ class Row:
 
     @property
     def corpus_size(self) -> int | None:
-        return self.results.task.corpus_size
+        return self.task_record.corpus_size
 
     @property
     def run_path(self) -> str | None:
@@ -181,22 +188,16 @@ class HeadRow(Row):
         return record
 
     @property
-    def task(self) -> str:
-        return self.head.task.name
+    def task_record(self):
+        return self.head.task
 
     @property
     def split_set(self) -> tuple[tuple[str, int], ...]:
         return self.head.splits
 
     @property
-    def board(self) -> BoardKey:
-        task = self.head.task
-        return BoardKey(task.name, task.version or FIRST_VERSION, task.data_checksum, self.head.splits,
-                        self.head.measures)
-
-    @property
-    def corpus_size(self) -> int | None:
-        return self.head.task.corpus_size
+    def measure_set(self) -> tuple[tuple[str, str], ...]:
+        return self.head.measures
 
     @property
     def run_path(self) -> str | None:
@@ -216,6 +217,21 @@ def split_set(results) -> tuple[tuple[str, int], ...]:
     """The splits the results were scored on, as sorted (name, number of queries) pairs:
     ``--split R04,R03`` and ``--split R03,R04`` are the same set."""
     return tuple(sorted((s.name, s.n_queries) for s in as_scores(results).splits))
+
+
+def measure_set(results: Results) -> tuple[tuple[str, str], ...]:
+    """The measure definitions, as sorted (label, ir-measures spelling) pairs."""
+    return tuple(sorted((m.label, m.ir_measure) for m in results.measures))
+
+
+def row_head(record: Results):
+    """The head of a record (:class:`~statbench.leaderboard.rowheads.RowHead`): what places
+    its row, kept for the next build."""
+    from statbench.leaderboard.rowheads import RowHead
+
+    return RowHead(task=record.task, model=record.model, reranker=record.reranker, pool=record.pool,
+                   pool_sha256=record.pool_sha256, splits=split_set(record), measures=measure_set(record),
+                   run_path=record.run_file.path or None, created=record.created)
 
 
 # --- collecting ------------------------------------------------------------------------------
@@ -485,7 +501,7 @@ def _read_all(paths: list[Path], records: RecordCache | None, report: list[str],
             state, light, sha256, run = value
             value = RecordEntry(records, path, state).attach(light, sha256)
         if heads is not None and kind != "worker record":  # a worker record was not kept: no head either
-            heads.learn(entries[path], value)
+            heads.learn(entries[path], row_head(value))
         yield path, value, run
 
 

@@ -114,6 +114,19 @@ def _unframed(magic: bytes, data: bytes | None) -> tuple[str, bytes] | None:
     return digest, payload
 
 
+def read_pickled_dict(magic: bytes, file: Path | None) -> dict:
+    """The dict pickled in a framed file that verifies, {} when there is none that can be
+    used (absent, damaged, not loading, not a dict): a cache file is never trusted."""
+    found = _unframed(magic, _read(file))
+    if found is None:
+        return {}
+    try:
+        value = pickle.loads(found[1])
+    except Exception:  # noqa: BLE001 (a file that does not load is not used)
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
 def _write_atomic(file: Path, data: bytes) -> bool:
     try:
         file.parent.mkdir(parents=True, exist_ok=True)

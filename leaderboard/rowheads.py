@@ -19,7 +19,7 @@ import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
-from statbench.leaderboard.records import RecordCache, RecordEntry, _framed, _read, _unframed, _write_atomic
+from statbench.leaderboard.records import RecordCache, RecordEntry, _framed, _write_atomic, read_pickled_dict
 from statbench.results.record import ModelRecord, Results, TaskRecord
 
 _MAGIC = b"statbench-heads 1\n"
@@ -28,7 +28,8 @@ _MAGIC = b"statbench-heads 1\n"
 @dataclass(frozen=True)
 class RowHead:
     """What :func:`~statbench.leaderboard.identity.identity`, a board's key and a board's
-    digest read of a record (the same attributes as :class:`Results` has them)."""
+    digest read of a record (the same attributes as :class:`Results` has them; made by
+    :func:`~statbench.leaderboard.collect.row_head`)."""
 
     task: TaskRecord
     model: ModelRecord
@@ -39,14 +40,6 @@ class RowHead:
     measures: tuple[tuple[str, str], ...]  #: sorted (label, ir-measures spelling)
     run_path: str | None
     created: str
-
-    @classmethod
-    def of(cls, record: Results) -> RowHead:
-        return cls(task=record.task, model=record.model, reranker=record.reranker, pool=record.pool,
-                   pool_sha256=record.pool_sha256,
-                   splits=tuple(sorted((s.name, s.n_queries) for s in record.splits)),
-                   measures=tuple(sorted((m.label, m.ir_measure) for m in record.measures)),
-                   run_path=record.run_file.path or None, created=record.created)
 
 
 def load_record(entry: RecordEntry) -> Results:
@@ -80,15 +73,7 @@ class Heads:
     def __init__(self, records: RecordCache, root: Path):
         name = hashlib.sha256(os.path.abspath(root).encode()).hexdigest()
         self.file = records.root / "heads" / f"{name}.pickle"
-        self.known: dict[str, RowHead] = {}
-        found = _unframed(_MAGIC, _read(self.file))
-        if found is not None:
-            try:
-                known = pickle.loads(found[1])
-            except Exception:  # noqa: BLE001 (a file that does not load is not used)
-                known = None
-            if isinstance(known, dict):
-                self.known = known
+        self.known: dict[str, RowHead] = read_pickled_dict(_MAGIC, self.file)
         self.seen: dict[str, RowHead] = {}
 
     def get(self, entry: RecordEntry) -> RowHead | None:
@@ -100,9 +85,9 @@ class Heads:
             entry.cache.hits += 1
         return head
 
-    def learn(self, entry: RecordEntry, record: Results) -> None:
+    def learn(self, entry: RecordEntry, head: RowHead) -> None:
         if entry.name:
-            self.seen[entry.name] = RowHead.of(record)
+            self.seen[entry.name] = head
 
     def save(self) -> None:
         if self.seen != self.known:

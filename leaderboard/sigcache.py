@@ -19,7 +19,7 @@ import hashlib
 import pickle
 from pathlib import Path
 
-from statbench.leaderboard.records import _framed, _read, _unframed, _write_atomic
+from statbench.leaderboard.records import _framed, _write_atomic, read_pickled_dict
 
 _MAGIC = b"statbench-significance 1\n"
 
@@ -48,15 +48,7 @@ class PairCache:
             key = "\0".join(map(str, (baseline_sha256, measure, resamples, seed, _code_version())))
             name = hashlib.sha256(key.encode()).hexdigest()
             self.file = Path(root) / name[:2] / f"{name}.pickle"
-        self.kept: dict[str, tuple] = {}
-        found = _unframed(_MAGIC, _read(self.file))
-        if found is not None:
-            try:
-                kept = pickle.loads(found[1])
-            except Exception:  # noqa: BLE001 (a file that does not load is not used)
-                kept = None
-            if isinstance(kept, dict):
-                self.kept = kept
+        self.kept: dict[str, tuple] = read_pickled_dict(_MAGIC, self.file)
         self.used: dict[str, tuple] = {}
         self.added = False
 

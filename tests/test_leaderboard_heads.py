@@ -11,7 +11,7 @@ import pytest
 
 from statbench.errors import StatbenchError
 from statbench.leaderboard import rowheads
-from statbench.leaderboard.collect import HeadRow, Row, collect
+from statbench.leaderboard.collect import HeadRow, Row, collect, row_head
 from statbench.leaderboard.identity import budget, identity
 from statbench.leaderboard.records import RecordCache
 from statbench.leaderboard.sample import make_results, reranker_record, write_result
@@ -79,7 +79,7 @@ def test_rows_from_heads_are_the_rows_from_records(tmp_path):
             assert row.results == before.results  # loaded when asked for: the same record
             assert Row.board.fget(row) == row.board  # the head's board is the record's
     dsr = next(r for r in again.boards["toy"] if r.model.name == "dsr")
-    head = rowheads.RowHead.of(dsr.results)
+    head = row_head(dsr.results)
     assert identity(head) == identity(dsr.results) and budget(head) == budget(dsr.results)
 
 
