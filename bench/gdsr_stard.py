@@ -5,9 +5,10 @@ paired tests between them, and the size of the legislative graph.
 
     python bench/gdsr_stard.py [--preset cpu-small] [--only bm25|graph|dense] [--cache /tmp/gdsr/cache]
 
-Writes ``bench/results/gdsr/stard/{bm25,bm25-with-headings,dsr,gdsr}/`` (results.json and
-run.log, as the other committed results), ``*.compare.txt`` and ``graph.txt``. Runs are
-niced; outputs go to ``--work`` first."""
+Writes ``bench/results/gdsr/stard/{bm25,bm25-with-headings,dsr,gdsr}/`` (results.json, run.log
+and run.trec.gz, the run file gzipped with reproducible bytes after checking it against the
+results' sha256, as the other committed results, so ``leaderboard build --verify`` re-scores
+them), ``*.compare.txt`` and ``graph.txt``. Runs are niced; outputs go to ``--work`` first."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from keep_runs import keep_gzipped  # bench/: beside this script
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "gdsr" / "stard"
@@ -32,16 +35,23 @@ def run(name: str, model: str, params: list[str], work: Path, env: dict) -> Path
     subprocess.run(args, check=True, env=env)
     keep = RESULTS / name
     keep.mkdir(parents=True, exist_ok=True)
+    keep_run(out, keep)
     for file in ("results.json", "run.log"):
         shutil.copy(out / file, keep / file)
     return keep / "results.json"
 
 
+def keep_run(out: Path, keep: Path) -> None:
+    """``out/run.trec`` -> ``keep/run.trec.gz`` (see keep_runs.py)."""
+    keep_gzipped(out / "run.trec", out / "results.json", keep / "run.trec.gz")
+
+
 def compare(a: Path, b: Path, name: str, env: dict) -> None:
     lines = []
+    a, b = (str(path.relative_to(ROOT)) for path in (a, b))  # the files name them as the repository does
     for measure in ("R@100", "R@10", "MRR@10"):
-        done = subprocess.run([sys.executable, "-m", "statbench.commands.cli", "compare", str(a), str(b), "--measure", measure],
-                              check=True, env=env, capture_output=True, text=True)
+        done = subprocess.run([sys.executable, "-m", "statbench.commands.cli", "compare", a, b, "--measure", measure],
+                              check=True, env=env, capture_output=True, text=True, cwd=ROOT)
         lines.append(done.stdout)
     (RESULTS / f"{name}.compare.txt").write_text("".join(lines), "utf-8")
     print("".join(lines))

@@ -39,12 +39,11 @@ DATA_DIRS = {"stard": SHARED_DATA / "stard", "ukstat": SHARED_DATA / "uk_statute
 #: the score fields of a results.json (what ``statbench evaluate`` gives)
 SCORE_KEYS = ("measures", "splits", "aggregate", "all_queries", "per_query", "breakdown", "tie_order")
 #: results that cannot be re-run here, and why
+#: (the H100 MiniLM rows, which have no run file, live in bench/unverified/, and the STARD subsample's
+#: MiniLM rows in bench/results-stard-subset/: outside these results)
 NOT_RERUN = {
-    "gpu": "needs a GPU (MiniLM on the full STARD corpus on an H100); no run file committed",
-    "gdsr": "G-DSR/DSR need hours of CPU (and BM25 rows there belong to that experiment); no run file committed",
-    "stard-sub-minilm-ft": "fine-tuned MiniLM on a STARD subset: hours of CPU; no run file committed",
-    "stard-sub-minilm-zeroshot": "MiniLM on a STARD subset: needs the real weights and an hour of CPU; no run file "
-                                 "committed",
+    "gdsr": "G-DSR/DSR need half an hour of CPU with the passage vectors cached (and BM25 rows there belong to that "
+            "experiment); re-made by bench/gdsr_stard.py with their run files (gdsr/stard/NOTES.md)",
 }
 
 

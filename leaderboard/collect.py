@@ -69,6 +69,9 @@ class Row:
     notes: list[str] = field(default_factory=list)  #: e.g. results published without their run file
     #: what ``build --verify`` found (None: built without verification); a refused row is never a Row
     verification: Verification | None = None
+    #: the record cache's name for the file as it was read (its state, the validating code):
+    #: what names the row's record in caches kept between builds (None: not kept)
+    entry_name: str | None = None
     def query_scores(self, label: str) -> dict[str, float]:
         """query id -> score on measure ``label`` (from the cache's columns when the record
         came from the record cache: :class:`~statbench.leaderboard.records.LazyQueries`)."""
@@ -77,17 +80,23 @@ class Row:
             return per_query.query_scores(label)
         return self.results.query_scores(label)
 
+    def query_table(self):
+        """The per-query scores as columns (:class:`~statbench.leaderboard.records.QueryTable`)
+        when the record came from the record cache, else None."""
+        per_query = self.results.per_query
+        return per_query.table() if hasattr(per_query, "table") else None
+
     @property
     def queries_sha256(self) -> str:
         """What names this row's per-query scores (the significance cache's key)."""
-        per_query = self.results.per_query
-        if hasattr(per_query, "sha256"):
-            return per_query.sha256
         if not hasattr(self, "_queries_sha256"):
-            from statbench.leaderboard.records import QueryTable
-
-            self._queries_sha256 = hashlib.sha256(QueryTable.of(per_query).to_bytes()).hexdigest()
+            self._queries_sha256 = queries_digest(self.results)
         return self._queries_sha256
+
+    @property
+    def labels(self) -> set[str]:
+        """The labels of the row's measures."""
+        return {label for label, _ in self.measure_set}
 
     @property
     def task_record(self):
@@ -165,6 +174,11 @@ class Row:
         return self.results.run_file.path or None
 
     @property
+    def run_sha256(self) -> str:
+        """The run file's sha256 as the results record it."""
+        return self.results.run_file.sha256
+
+    @property
     def created(self) -> str:
         return self.results.created
 
@@ -177,7 +191,7 @@ class HeadRow(Row):
     def __init__(self, *, key: str, identity: dict, path: Path, head, entry):
         self.key, self.identity, self.path = key, identity, path
         self.problems, self.notes, self.verification = [], [], None
-        self.head, self._entry = head, entry
+        self.head, self._entry, self.entry_name = head, entry, entry.name
 
     def __getattr__(self, name):
         if name != "results":
@@ -190,6 +204,26 @@ class HeadRow(Row):
     @property
     def task_record(self):
         return self.head.task
+
+    @property
+    def model(self) -> ModelRecord:
+        return self.head.model
+
+    @property
+    def reranker(self) -> ModelRecord | None:
+        return self.head.reranker
+
+    @property
+    def pool(self) -> str | None:
+        return self.head.pool
+
+    @property
+    def queries_sha256(self) -> str:
+        return self.head.queries_sha256
+
+    @property
+    def run_sha256(self) -> str:
+        return self.head.run_sha256
 
     @property
     def split_set(self) -> tuple[tuple[str, int], ...]:
@@ -224,14 +258,27 @@ def measure_set(results: Results) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((m.label, m.ir_measure) for m in results.measures))
 
 
-def row_head(record: Results):
+def queries_digest(record: Results) -> str:
+    """The sha256 that names a record's per-query scores: the cache's, for a record read from
+    it (:class:`~statbench.leaderboard.records.LazyQueries`), else that of their table."""
+    per_query = record.per_query
+    if hasattr(per_query, "sha256"):
+        return per_query.sha256
+    from statbench.leaderboard.records import QueryTable
+
+    return hashlib.sha256(QueryTable.of(per_query).to_bytes()).hexdigest()
+
+
+def row_head(record: Results, queries_sha256: str | None = None):
     """The head of a record (:class:`~statbench.leaderboard.rowheads.RowHead`): what places
-    its row, kept for the next build."""
+    its row, kept for the next build. ``queries_sha256``: that of its per-query scores, when
+    known (kept in the record cache), else computed."""
     from statbench.leaderboard.rowheads import RowHead
 
     return RowHead(task=record.task, model=record.model, reranker=record.reranker, pool=record.pool,
                    pool_sha256=record.pool_sha256, splits=split_set(record), measures=measure_set(record),
-                   run_path=record.run_file.path or None, created=record.created)
+                   run_path=record.run_file.path or None, created=record.created,
+                   queries_sha256=queries_sha256 or queries_digest(record), run_sha256=record.run_file.sha256)
 
 
 # --- collecting ------------------------------------------------------------------------------
@@ -245,13 +292,27 @@ def find_results(root: Path) -> list[Path]:
     if not root.is_dir():
         raise StatbenchError(f"results folder {root} does not exist")
     found = []
-    # os.walk, not Path.rglob: the same files (links to folders not followed, unreadable
-    # folders skipped), a fifth of the time on 10,000 folders
-    for folder, subfolders, names in os.walk(root):
-        subfolders[:] = [name for name in subfolders if not name.startswith(".")]
-        for name in names:
-            if name.endswith(".json") and not name.startswith(".") and os.path.isfile(os.path.join(folder, name)):
-                found.append(Path(folder, name))
+    # scandir, not Path.rglob nor os.walk: the same files (links to folders not followed,
+    # unreadable folders skipped, links to files taken), with the kind of each entry from
+    # the folder's listing instead of a stat per file
+    folders = [os.fspath(root)]
+    while folders:
+        folder = folders.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    name = entry.name
+                    if name.startswith("."):
+                        continue
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            folders.append(entry.path)
+                        elif name.endswith(".json") and entry.is_file():
+                            found.append(Path(entry.path))
+                    except OSError:
+                        continue
+        except OSError:
+            continue
     return sorted(found)
 
 
@@ -403,18 +464,9 @@ def _read_checked(path: Path, report: list[str], not_results: list[Path]) -> Res
 PARALLEL_MIN = 64
 
 
-def _workers() -> int:
-    import os
-
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
 def _check_and_keep(path: Path, cache_root: Path):
     """In a worker: validate one file and keep it in the record cache. What it found:
-    ("cached", (state, record without per-query scores, their sha256, run)), ("worker record",
+    ("cached", (state, the record's head, run)), ("worker record",
     (Results, run)) when it could not be kept, ("report", line),
     ("not results", None)."""
     from statbench.leaderboard.records import RecordCache
@@ -428,7 +480,11 @@ def _check_and_keep(path: Path, cache_root: Path):
     from statbench.leaderboard.runcopies import prefill
 
     run = prefill(path, record)
-    return ("worker record", (record, run)) if kept is None else ("cached", (entry.state, *kept, run))
+    if kept is None:
+        return "worker record", (record, run)
+    # the build places the row from its head and loads the record when it is used (in the
+    # process, or the fork, that renders it): the parent never unpickles 10,000 records here
+    return "cached", (entry.state, row_head(record, queries_sha256=kept[1]), run)
 
 
 def _in_workers(misses: list[Path], records: RecordCache, workers: int) -> dict[Path, tuple]:
@@ -470,7 +526,9 @@ def _read_all(paths: list[Path], records: RecordCache | None, report: list[str],
             misses.append(path)
         else:
             found[path] = ("hit", cached)
-    workers = min(2, _workers())
+    from statbench.leaderboard.forkmap import processes
+
+    workers = processes()
     if records is not None and len(misses) >= PARALLEL_MIN and workers > 1:
         found.update(_in_workers(misses, records, workers))
     for path in misses:
@@ -491,18 +549,22 @@ def _read_all(paths: list[Path], records: RecordCache | None, report: list[str],
             not_results.append(path)
             continue
         if kind == "head":
-            yield path, value, None
+            yield path, value, None, value[1].name
+            continue
+        if kind == "cached":  # kept by a worker: placed from its head, its record loaded when used
+            state, head, run = value
+            entry = RecordEntry(records, path, state)
+            if heads is not None:
+                heads.learn(entry, head)
+            yield path, (head, entry), run, entry.name
             continue
         run = None
         if kind == "worker record":
             value, run = value
-        elif kind == "cached":
-            # a record kept by a worker: its per-query scores are read from the entry when used
-            state, light, sha256, run = value
-            value = RecordEntry(records, path, state).attach(light, sha256)
         if heads is not None and kind != "worker record":  # a worker record was not kept: no head either
             heads.learn(entries[path], row_head(value))
-        yield path, value, run
+        kept = entries[path] is not None and kind != "worker record"  # a worker record was not kept
+        yield path, value, run, entries[path].name if kept else None
 
 
 def collect(root: Path, verify: Verifier | None = None, records: RecordCache | None = None) -> Collected:
@@ -530,7 +592,7 @@ def collect(root: Path, verify: Verifier | None = None, records: RecordCache | N
         from statbench.leaderboard.rowheads import Heads
 
         heads = Heads(records, root)
-    for path, record, run in _read_all(find_results(root), records, report, not_results, heads):
+    for path, record, run, entry_name in _read_all(find_results(root), records, report, not_results, heads):
         if run is not None:
             run_digests[run[0]] = run[1]
         if isinstance(record, tuple):  # (head, entry): placed from its head, loaded when used
@@ -539,7 +601,7 @@ def collect(root: Path, verify: Verifier | None = None, records: RecordCache | N
             row = HeadRow(key=row_key(ident), identity=ident, path=path, head=head, entry=entry)
         else:
             ident = identity(record)
-            row = Row(key=row_key(ident), identity=ident, path=path, results=record)
+            row = Row(key=row_key(ident), identity=ident, path=path, results=record, entry_name=entry_name)
         if verify is not None:
             row.verification = verification = verify.verify(row.results, path)
             if verification.status == "refused" or (verification.status == "unverifiable"

@@ -24,24 +24,33 @@ def _caption(drawn: list, total: int, what: str, hardware: list[str | None], bat
     return " ".join(words)
 
 
-def pareto_charts(rows, tested: str, labels: dict[str, str]) -> list[dict]:
-    """``{"svg", "caption"}`` per plot of the board: quality (the tested measure, mean over
-    splits) against median query latency, and against API cost where any row has one."""
+def pareto_point(row, tested: str) -> tuple | None:
+    """What a row gives the board's plots (None: nothing measured to draw): quality (the
+    tested measure, mean over splits), hardware, median query latency and its batch size, API
+    cost. Taken one row at a time, so that rows rendered apart (.forkmap) give theirs."""
+    agg = row.results.aggregate.get(tested)
+    record = efficiency_of(row.results)
+    if agg is None or record is None:
+        return None
+    latency = field_of(record, "query_latency")
+    return (agg.mean, hardware_text(field_of(record, "hardware")), field_of(latency, "median_ms"),
+            field_of(latency, "batch_size"), field_of(field_of(record, "api"), "cost_usd"))
+
+
+def pareto_charts(points: list[tuple[str, tuple | None]], tested: str, labels: dict[str, str]) -> list[dict]:
+    """``{"svg", "caption"}`` per plot of the board, from each row's key and
+    :func:`pareto_point`: quality against median query latency, and against API cost where
+    any row has one."""
     charts = []
     latency, cost = [], []
-    for row in rows:
-        agg = row.results.aggregate.get(tested)
-        record = efficiency_of(row.results)
-        if agg is None or record is None:
+    for key, point in points:
+        if point is None:
             continue
-        hardware = hardware_text(field_of(record, "hardware"))
-        median = field_of(field_of(record, "query_latency"), "median_ms")
+        quality, hardware, median, batch, usd = point
         if median is not None:
-            latency.append((Point(labels[row.key], median, agg.mean), hardware,
-                            field_of(field_of(record, "query_latency"), "batch_size")))
-        usd = field_of(field_of(record, "api"), "cost_usd")
+            latency.append((Point(labels[key], median, quality), hardware, batch))
         if usd is not None:
-            cost.append((Point(labels[row.key], usd, agg.mean), hardware, None))
+            cost.append((Point(labels[key], usd, quality), hardware, None))
     for drawn, title, axis, what in (
         (latency, f"{tested} vs median query latency", "median query latency (ms)", "query latency"),
         (cost, f"{tested} vs API cost", "cost (USD, at the recorded price)", "cost"),
@@ -50,5 +59,5 @@ def pareto_charts(rows, tested: str, labels: dict[str, str]) -> list[dict]:
         if svg:
             batches = [b for _, _, b in drawn] if what == "query latency" else []
             hardware = [h for _, h, _ in drawn] if what == "query latency" else []
-            charts.append({"svg": svg, "caption": _caption(drawn, len(rows), what, hardware, batches)})
+            charts.append({"svg": svg, "caption": _caption(drawn, len(points), what, hardware, batches)})
     return charts

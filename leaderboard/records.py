@@ -76,6 +76,10 @@ class LazyQueries(dict):
             return {qid: scores[label] for qid, scores in dict.items(self) if label in scores}
         return self._queries.load().query_scores(label)
 
+    def table(self) -> QueryTable | None:
+        """The scores as columns, read from their file (None once they were read as a dict)."""
+        return None if self._filled else self._queries.load()
+
     def __reduce__(self):  # the scores themselves are in their own file: never pickled with the record
         return LazyQueries, ()
 
@@ -280,11 +284,18 @@ class RecordEntry:
     def __init__(self, cache: RecordCache, path: Path, state: tuple | None = None):
         self.cache, self.path = cache, path
         self.state = _state(path) if state is None else state
-        self.file = self.queries_file = self.name = None
+        self.name = None
         if self.state is not None:
-            self.name = name = hashlib.sha256("\0".join(map(str, (*self.state, _code_version()))).encode()).hexdigest()
-            self.file = cache.root / name[:2] / f"{name}.pickle"
-            self.queries_file = cache.root / name[:2] / f"{name}.queries.pickle"
+            self.name = hashlib.sha256("\0".join(map(str, (*self.state, _code_version()))).encode()).hexdigest()
+
+    # the entry's files, named when used (a row placed from its head never uses them)
+    @property
+    def file(self) -> Path | None:
+        return None if self.name is None else self.cache.root / self.name[:2] / f"{self.name}.pickle"
+
+    @property
+    def queries_file(self) -> Path | None:
+        return None if self.name is None else self.cache.root / self.name[:2] / f"{self.name}.queries.pickle"
 
     def get(self, count: bool = True):
         """The record (its per-query scores read when used: :class:`LazyQueries`), or None (no

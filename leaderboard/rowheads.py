@@ -22,7 +22,7 @@ from pathlib import Path
 from statbench.leaderboard.records import RecordCache, RecordEntry, _framed, _write_atomic, read_pickled_dict
 from statbench.results.record import ModelRecord, Results, TaskRecord
 
-_MAGIC = b"statbench-heads 1\n"
+_MAGIC = b"statbench-heads 3\n"
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,8 @@ class RowHead:
     measures: tuple[tuple[str, str], ...]  #: sorted (label, ir-measures spelling)
     run_path: str | None
     created: str
+    queries_sha256: str  #: names the per-query scores (the significance cache's key)
+    run_sha256: str  #: the run file's, as the results record it
 
 
 def load_record(entry: RecordEntry) -> Results:
@@ -73,7 +75,12 @@ class Heads:
     def __init__(self, records: RecordCache, root: Path):
         name = hashlib.sha256(os.path.abspath(root).encode()).hexdigest()
         self.file = records.root / "heads" / f"{name}.pickle"
-        self.known: dict[str, RowHead] = read_pickled_dict(_MAGIC, self.file)
+        # the heads of files validated since the big file was written, kept apart so that
+        # ten new results do not rewrite 10,000 heads (a head is only ever used for a file in
+        # the state its name says: any verified head of either file is a right one)
+        self.added_file = records.root / "heads" / f"{name}.added.pickle"
+        self.added: dict[str, RowHead] = read_pickled_dict(_MAGIC, self.added_file)
+        self.known: dict[str, RowHead] = {**read_pickled_dict(_MAGIC, self.file), **self.added}
         self.seen: dict[str, RowHead] = {}
 
     def get(self, entry: RecordEntry) -> RowHead | None:
@@ -90,5 +97,20 @@ class Heads:
             self.seen[entry.name] = head
 
     def save(self) -> None:
-        if self.seen != self.known:
-            _write_atomic(self.file, _framed(_MAGIC, pickle.dumps(self.seen, protocol=pickle.HIGHEST_PROTOCOL)))
+        """Keep this build's heads: a few new ones in the small file, else all of them in the
+        big one; heads of files gone or changed stay until they are a fifth of the kept ones."""
+        new = {key: head for key, head in self.seen.items() if key not in self.known}
+        stale = len(self.known) - (len(self.seen) - len(new))
+        few = max(64, len(self.seen) // 20)
+        if stale <= len(self.seen) // 5:
+            if not new:
+                return
+            if len(self.added) + len(new) <= few:
+                _write_atomic(self.added_file, _framed(_MAGIC, _pickled({**self.added, **new})))
+                return
+        if _write_atomic(self.file, _framed(_MAGIC, _pickled(self.seen))):
+            self.added_file.unlink(missing_ok=True)
+
+
+def _pickled(heads: dict) -> bytes:
+    return pickle.dumps(heads, protocol=pickle.HIGHEST_PROTOCOL)

@@ -9,11 +9,14 @@ swapped in only when complete."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import json
 import math
+import os
 import re
 import shutil
+import stat as stat_module
 import tempfile
 from dataclasses import dataclass, field
 from importlib import resources
@@ -27,9 +30,12 @@ from statbench.leaderboard.breakdowns import breakdown_sections
 from statbench.leaderboard.collect import FIRST_VERSION, Row, collect, is_bounded
 from statbench.leaderboard.efficiency import COLUMNS as EFFICIENCY_COLUMNS
 from statbench.leaderboard.efficiency import efficiency_cells
+from statbench.leaderboard.forkmap import split_map, start
+from statbench.leaderboard.fragments import signed
 from statbench.leaderboard.incremental import (
     MARKER,
     board_digest,
+    code_digest,
     files_of,
     marker_text,
     read_manifest,
@@ -37,9 +43,10 @@ from statbench.leaderboard.incremental import (
     reuse,
     write_states,
 )
-from statbench.leaderboard.pareto import pareto_charts
+from statbench.leaderboard.pareto import pareto_charts, pareto_point
 from statbench.leaderboard.plots import Series, recall_curves, recall_cutoffs
 from statbench.leaderboard.records import RecordCache
+from statbench.leaderboard.rowviews import RowViews
 from statbench.leaderboard.runcopies import RunDigests, plain_content, write_gzipped
 from statbench.scoring.reproduction import copy_reproduction
 
@@ -108,7 +115,7 @@ def _environment():
     env.filters["fmt"] = _fmt
     env.filters["json_for_html"] = lambda obj: markupsafe.Markup(json_for_html(obj))
     env.filters["budget_values"] = budget_values
-    env.filters["signed"] = lambda v: "—" if v is None else f"{v:+.4f}"
+    env.filters["signed"] = signed
     from statbench.scoring.significance import format_p
 
     env.filters["p"] = format_p
@@ -224,6 +231,10 @@ def _pick_baseline(rows: list[Row], baseline: str) -> Row | None:
     return matches[0] if matches else None
 
 
+#: from this many pairs to test, a board's tests are split between two processes
+SPLIT_TESTS = 512
+
+
 def _significance(rows, measure: str, base: Row | None) -> tuple[dict[str, object], list[tuple[Row, str]]]:
     """Comparisons by row key, and the rows not tested with the reason. A paired test needs
     exactly the same (non-empty) query set on both sides: any other row is left out of the
@@ -243,21 +254,40 @@ def _significance(rows, measure: str, base: Row | None) -> tuple[dict[str, objec
     # each pair's figures are kept by the two rows' per-query scores (see .sigcache): a
     # board re-tests only the rows whose scores (or baseline) it has not tested before
     kept = PairCache.default(base.queries_sha256, measure, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
-    tested = [r for r in rows if r is not base and measure in r.results.labels]
+    tested = [r for r in rows if r is not base and measure in r.labels]
     outcomes = {r.key: kept.get(r.queries_sha256) for r in tested}
     fresh = [r for r in tested if outcomes[r.key] is None]
     if fresh:
         base_scores = base.query_scores(measure)
-        systems = {}
+
+        def tested_half(half: list) -> tuple[dict, dict]:
+            # each row's per-query scores read (from the record cache: a file each), paired
+            # with the baseline's, and tested; a pair's figures do not depend on the others
+            # tested with it (.stats), so a large board's rows are tested in two halves, one
+            # in a fork (each half draws the bootstrap's resamples once)
+            systems, refused = {}, {}
+            order, placed = sorted(base_scores), {}
+            for r in half:
+                column = _aligned_column(r, measure, order, placed)
+                if column is not None:  # the same queries as the baseline's, every one scored
+                    systems[r.key] = column
+                    continue
+                scores = r.query_scores(measure)
+                problem = query_set_difference(base_scores, scores)
+                if problem is None:
+                    systems[r.key] = scores
+                else:
+                    refused[r.key] = problem
+            return pair_figures(base_scores, systems, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED), refused
+
+        halves = [fresh[:len(fresh) // 2], fresh[len(fresh) // 2:]] if len(fresh) >= SPLIT_TESTS else [fresh]
+        parts, _ = split_map(tested_half, halves, min_items=2)
+        figures = {key: figure for part, _ in parts for key, figure in part.items()}
+        refused = {key: problem for _, part in parts for key, problem in part.items()}
         for r in fresh:
-            scores = r.query_scores(measure)
-            problem = query_set_difference(base_scores, scores)
-            if problem is None:
-                systems[r.key] = scores
-            else:
-                outcomes[r.key] = ("untested", problem)
+            if r.key in refused:
+                outcomes[r.key] = ("untested", refused[r.key])
                 kept.put(r.queries_sha256, outcomes[r.key])
-        figures = pair_figures(base_scores, systems, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
         for r in fresh:
             if r.key in figures:
                 outcomes[r.key] = ("figures", figures[r.key])
@@ -270,6 +300,30 @@ def _significance(rows, measure: str, base: Row | None) -> tuple[dict[str, objec
     return {c.system: c for c in comparisons}, untested
 
 
+def _aligned_column(row: Row, measure: str, order: list[str], placed: dict):
+    """The row's per-query scores on ``measure`` as an array in the order of the baseline's
+    query ids (``order``, sorted), taken from its cached table: what pairing the two as
+    dicts gives, without building them (4 s of a 3,000-row STARD board). None when the row
+    has no table, or its queries are not exactly the baseline's, or one has no score: the
+    caller pairs it the careful way (and says why it cannot be tested). ``placed``: each
+    table's query order -> where the baseline's queries are in it (shared by the rows)."""
+    import numpy as np
+
+    table = row.query_table()
+    if table is None or measure not in table.labels:
+        return None
+    qids = tuple(table.qids)
+    if qids not in placed:
+        where = {qid: i for i, qid in enumerate(qids)}
+        placed[qids] = (np.array([where[qid] for qid in order], dtype=np.intp)
+                        if len(where) == len(order) and all(qid in where for qid in order) else None)
+    index = placed[qids]
+    if index is None:
+        return None
+    column = table.values[index, table.labels.index(measure)]
+    return None if np.isnan(column).any() else column
+
+
 def _short_params(row: Row, kind: str) -> str:
     """Parameters that differ from the registered defaults (all of them if not registered,
     or registered by another distribution than the one recorded)."""
@@ -280,8 +334,9 @@ def _short_params(row: Row, kind: str) -> str:
     return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v}" for k, v in shown.items())
 
 
-def _row_view(row: Row, measures: list[dict], tested: str, comparison, is_baseline: bool, run_href, results_root,
-              reproduction=None) -> dict:
+def _row_view(row: Row, measures: list[dict], tested: str, run_href, results_root, reproduction=None) -> dict:
+    """What a row's line shows; its comparison with the baseline is filled in by
+    :func:`_compared` (the rows' views are made apart from the tests: .forkmap)."""
     res = row.results
     splits = res.splits
     cells = []
@@ -293,8 +348,6 @@ def _row_view(row: Row, measures: list[dict], tested: str, comparison, is_baseli
             cell["mean"], cell["std"] = agg.mean, agg.std
             if len(splits) > 1:
                 cell["folds"] = [{"name": s.name, "n": s.n_queries, "value": s.scores.get(label)} for s in splits]
-        if label == tested and comparison is not None and comparison.direction:
-            cell["marker"] = "up" if comparison.direction > 0 else "down"
         cells.append(cell)
     breakdown = [
         {"group": group, "values": [(category, scores[tested]) for category, scores in sorted(values.items())
@@ -319,8 +372,8 @@ def _row_view(row: Row, measures: list[dict], tested: str, comparison, is_baseli
         "budget": row.budget or "",
         "multi_split": len(splits) > 1,
         "cells": cells,
-        "comparison": comparison,
-        "is_baseline": is_baseline,
+        "comparison": None,
+        "is_baseline": False,
         "breakdown": [b for b in breakdown if b["values"]],
         "efficiency": efficiency_cells(res),
         "verification": verification_view(getattr(row, "verification", None)),
@@ -465,11 +518,38 @@ def _reference_views(published: dict, measures: list[dict], problems: list[str] 
 NOT_FOUND = "not found"
 
 
+@functools.lru_cache(maxsize=16)
+def _resolved_root(results_root: str) -> Path:
+    """The results folder's real path, once per build (:func:`build_site` forgets it)."""
+    return Path(results_root).resolve()
+
+
+def _beside(results_file: Path, rel: str, results_root: Path) -> Path | None:
+    """The run file the quick way, when it can be told without resolving paths: a plain
+    file name (no folder, no ``..``) beside a results file found by walking the results
+    folder (which follows no link to a folder, so every folder it found is inside it), and
+    a regular file, not a link (``rel``, else ``rel.gz``). None: any other case, which
+    :func:`run_source` looks at the careful way (a tenth of a board's rendering at 3,000 rows)."""
+    if "/" in rel or "\\" in rel or rel in (".", ".."):
+        return None
+    folder, root = os.path.dirname(os.fspath(results_file)), os.fspath(results_root)
+    if not (folder == root or folder.startswith(root.rstrip(os.sep) + os.sep)) or f"{os.sep}..{os.sep}" in folder + os.sep:
+        return None
+    for name in (rel, f"{rel}.gz"):
+        path = os.path.join(folder, name)
+        try:
+            st = os.lstat(path)
+        except (OSError, ValueError):
+            continue  # absent: the gzipped copy, if any
+        return Path(path) if stat_module.S_ISREG(st.st_mode) else None
+    return None
+
+
 def run_source(row: Row, results_root: Path) -> tuple[Path | None, str | None]:
     """The run file a results file names (``run_file.path``, relative to the results file),
     or None and why not. Only a regular file inside the results folder being built is taken:
     no absolute path, nothing that leads (through ``..`` or a symbolic link) outside it."""
-    rel = row.results.run_file.path
+    rel = row.run_path or ""  # from the row's head when it has one: its record is not loaded
     field = f"(run_file.path of {row.path})"
     if not rel or "\x00" in rel:
         return None, f"run file {rel!r} is not a file name {field}: not linked"
@@ -477,10 +557,13 @@ def run_source(row: Row, results_root: Path) -> tuple[Path | None, str | None]:
             or rel.startswith(("/", "\\")):
         return None, (f"run file {rel!r} is an absolute path {field}; run files are only taken from inside "
                       f"the results folder: not copied")
+    beside = _beside(row.path, rel, results_root)
+    if beside is not None:
+        return beside, None
     source = row.path.parent / rel
     if not source.exists() and (row.path.parent / f"{rel}.gz").is_file():
         source = row.path.parent / f"{rel}.gz"  # kept gzipped (a results repository): its content is the run
-    root = Path(results_root).resolve()
+    root = _resolved_root(str(results_root))
     try:
         resolved = source.resolve(strict=True)
     except (OSError, RuntimeError):
@@ -497,22 +580,23 @@ def _copy_run(row: Row, dest_root: Path, task_slug: str, results_root: Path, dig
     """Gzip the run file into the site (fixed header: deterministic); None if it is
     outside the results folder, missing, or no longer matches the checksum in the results."""
     source, problem = run_source(row, results_root)
+    run_path = row.run_path or ""
     if source is None:
-        absent = problem.startswith(f"run file {row.path.parent / row.results.run_file.path} {NOT_FOUND} ")
+        absent = problem.startswith(f"run file {row.path.parent / run_path} {NOT_FOUND} ")
         # results committed without their (large) run file: said once, not a warning per row
         (row.notes if absent else row.problems).append(problem)
         return None
-    gzipped = source.name == f"{PurePosixPath(row.results.run_file.path).name}.gz"  # run_source's fallback
+    gzipped = source.name == f"{PurePosixPath(run_path).name}.gz"  # run_source's fallback
     content_sha256 = (bytes_sha256(plain_content(source, gzipped=True)) if gzipped
                       else file_sha256(source) if digests is None else digests.sha256(source))
-    if content_sha256 != row.results.run_file.sha256:
-        row.problems.append(f"run file {row.path.parent / row.results.run_file.path} does not match the checksum "
+    if content_sha256 != row.run_sha256:
+        row.problems.append(f"run file {row.path.parent / run_path} does not match the checksum "
                             f"in the results (run_file.sha256 of {row.path}): not linked")
         return None
     rel = f"runs/{task_slug}/{row.key}.trec.gz"
     target = dest_root / rel
     target.parent.mkdir(parents=True, exist_ok=True)
-    write_gzipped(source, row.results.run_file.sha256, target, gzipped=gzipped)  # once per content (.runcopies)
+    write_gzipped(source, row.run_sha256, target, gzipped=gzipped)  # once per content (.runcopies)
     return rel
 
 
@@ -591,21 +675,19 @@ def _trained_text(trained) -> str:
     return "" if trained is None else ("trained" if trained else "zero-shot")
 
 
-def _row_data(v: dict, page_index: int) -> dict:
+def _row_data(v: dict) -> dict:
     """What the script needs to show a row that is not on the page it runs on (the page's
     JSON): sort keys, filter keys, the cells as the page prints them (so the script never
-    formats a number), the marker, and the page that holds the row's details."""
-    from statbench.scoring.significance import format_p
-
-    comparison = v.get("comparison")
+    formats a number), the marker, and the page that holds the row's details. The label,
+    the comparison with the baseline and the page are :func:`_placed`'s to fill in."""
     return {
-        "label": v["label"], "family": v["family"], "pool": v["pool"] or "",
+        "label": None, "family": v["family"], "pool": v["pool"] or "",
         "values": {c["label"]: c["mean"] for c in v["cells"]},
         "ref": v["reference"],
         "name": v["name"],
         "params": v.get("params") or "",
         "rr": None if not v.get("reranker") else [v["reranker"]["name"], v["reranker"]["params"]],
-        "base": bool(v.get("is_baseline")),
+        "base": False,
         "source": v.get("source") or "",
         "trained": _trained_text(v["trained"]),
         "budget": v.get("budget") or "",
@@ -614,30 +696,104 @@ def _row_data(v: dict, page_index: int) -> dict:
         "ver": None if not v.get("verification") else [v["verification"]["status"], v["verification"]["text"],
                                                          v["verification"]["title"]],
         "cells": [[_fmt(c["mean"]), _fmt(c["std"]) if c["folds"] else None,
-                   [_fmt(f["value"]) for f in c["folds"]] or None, c["marker"]] for c in v["cells"]],
-        "p": format_p(comparison.p_holm) if comparison is not None else None,
-        "page": page_index,
+                   [_fmt(f["value"]) for f in c["folds"]] or None, None] for c in v["cells"]],
+        "p": None,
+        "page": None,
     }
 
 
-def _task_page(name: str, rows: list[Row], baseline: str, measure: str | None, dest: Path,
-               task_slug: str, copy_runs: bool, results_root: Path, page_size: int = PAGE_SIZE,
-               digests=None) -> dict:
+def _placed(data: dict, v: dict, page_index: int) -> dict:
+    """A row's :func:`_row_data` with what is known only once the board is put together: its
+    label, its comparison with the baseline (marker, p-value) and its page."""
+    from statbench.scoring.significance import format_p
+
+    comparison = v.get("comparison")
+    data["label"] = v["label"]
+    data["base"] = bool(v.get("is_baseline"))
+    for cell, shown in zip(data["cells"], v["cells"]):
+        cell[3] = shown["marker"]
+    data["p"] = format_p(comparison.p_holm) if comparison is not None else None
+    data["page"] = page_index
+    return data
+
+
+def _compared(view: dict, comparison, is_baseline: bool, tested: str) -> dict:
+    """A row's view with its comparison against the baseline (None: not tested, or the
+    baseline itself): the marker of the tested measure's cell when the difference is
+    significant."""
+    view["comparison"], view["is_baseline"] = comparison, is_baseline
+    if comparison is not None and comparison.direction:
+        for cell in view["cells"]:
+            if cell["label"] == tested:
+                cell["marker"] = "up" if comparison.direction > 0 else "down"
+    return view
+
+
+def _board_tests(rows: list[Row], baseline: str, measure: str | None) -> tuple[dict, str, Row | None]:
+    """A board's task information, the measure its tests are on and its baseline row."""
     from statbench.scoring.significance import primary_measure
 
     info = _task_info(rows[0].task, rows)
     labels_all = [m["label"] for m in info["measures"]]
     tested = measure if measure in labels_all else primary_measure(rows[0].task, labels_all, info["info"])
-    base = _pick_baseline(rows, baseline)
-    comparisons, untested = _significance(rows, tested, base)
-    views = []
-    for row in rows:
+    return info, tested, _pick_baseline(rows, baseline)
+
+
+def start_tests(rows: list[Row], baseline: str, measure: str | None):
+    """A board's significance tests begun in a fork (with scipy's import, and the tests of
+    its new rows), while the build goes on with the rest; :func:`_task_page` takes them."""
+    def tests() -> tuple[dict, list[tuple[str, str]]]:
+        _, tested, base = _board_tests(rows, baseline, measure)
+        comparisons, untested = _significance(rows, tested, base)
+        return comparisons, [(row.key, why) for row, why in untested]
+
+    return start(tests)
+
+
+def _task_page(name: str, rows: list[Row], baseline: str, measure: str | None, dest: Path,
+               task_slug: str, copy_runs: bool, results_root: Path, page_size: int = PAGE_SIZE,
+               digests=None, tests=None) -> dict:
+    """The board's page model. ``tests``: its significance tests begun earlier
+    (:func:`start_tests`), else run here while a fork makes the rows."""
+    info, tested, base = _board_tests(rows, baseline, measure)
+    labels_all = [m["label"] for m in info["measures"]]
+
+    kept = RowViews(f"{Path(results_root).resolve()}\0{task_slug}", code_digest())
+    context = (info["measures"], tested, str(results_root))
+
+    def row_product(row: Row) -> tuple[tuple[dict, dict, tuple | None], str | None, bool]:
+        # what a row makes of itself, apart from the others (in this process or a fork of
+        # it): its view, the script's data, its Pareto point; kept from the last build when
+        # nothing it is made of changed (.rowviews: its record is then not even loaded)
         run_href = _copy_run(row, dest, task_slug, results_root, digests) if copy_runs else None
         reproduction, problem = copy_reproduction(row.path, dest)
         if problem:
             row.problems.append(problem)
-        views.append(_row_view(row, info["measures"], tested, comparisons.get(row.key), row is base, run_href, results_root,
-                               reproduction))
+        key = kept.key(row, context, run_href, reproduction)
+        found = kept.get(key)
+        if found is not None:
+            return found, key, True
+        view = _row_view(row, info["measures"], tested, run_href, results_root, reproduction)
+        return (view, _row_data(view), pareto_point(row, tested)), key, False
+
+    # the tests (with scipy's import, on a board with new rows) run while a fork makes rows
+    if tests is None:
+        products, (comparisons, untested) = split_map(row_product, rows,
+                                                      meanwhile=lambda: _significance(rows, tested, base))
+    else:
+        products, _ = split_map(row_product, rows)
+        by_key = {row.key: row for row in rows}
+        comparisons, untested = tests.result(died=lambda: ({}, None))
+        if untested is None:  # the fork died: the tests are run here
+            comparisons, untested = _significance(rows, tested, base)
+        else:
+            untested = [(by_key[key], why) for key, why in untested]
+    for product, key, hit in products:
+        kept.keep(key, product, hit)  # before the views are changed below
+    kept.save()
+    made = [product for product, _, _ in products]
+    views = [_compared(view, comparisons.get(row.key), row is base, tested) for row, (view, _, _) in zip(rows, made)]
+    row_data = {view["key"]: data for view, data, _ in made}
     problems: list[str] = []
     refs = _reference_views(info["published"], info["measures"], problems)
     apart = [{"title": title, "rows": _reference_views(figures, info["measures"], problems, prefix=f"apart-{i}-")}
@@ -674,7 +830,8 @@ def _task_page(name: str, rows: list[Row], baseline: str, measure: str | None, d
         "tested": tested,
         "baseline": base and labels[base.key],
         "eff_columns": len(EFFICIENCY_COLUMNS),
-        "rows": {v["key"]: _row_data(v, i // page_size) for i, v in enumerate(table)},
+        "rows": {v["key"]: _placed(row_data.get(v["key"]) if not v["reference"] else _row_data(v), v, i // page_size)
+                 for i, v in enumerate(table)},
     }
     # a board of several pages keeps its JSON in one script beside them (loaded once, not
     # repeated in every page); a board of one page keeps it inline
@@ -708,7 +865,7 @@ def _task_page(name: str, rows: list[Row], baseline: str, measure: str | None, d
         "has_folds": any(v.get("multi_split") for v in views),
         "has_trained": any(v["trained"] for v in views),
         "charts": _charts(charted, refs, info["measures"], tested, labels),
-        "pareto": pareto_charts(rows, tested, labels),
+        "pareto": pareto_charts([(row.key, point) for row, (_, _, point) in zip(rows, made)], tested, labels),
         "breakdowns": breakdown_sections(charted, labels, tested),
         "eff_columns": EFFICIENCY_COLUMNS,
         "charted": len(charted) if len(charted) < len(rows) else 0,
@@ -756,6 +913,7 @@ def build_site(results_dir, out_dir, baseline: str = DEFAULT_BASELINE, measure: 
     if page_size < 1:
         raise StatbenchError(f"page size {page_size} is not a positive number of rows")
     results_dir, out_dir = Path(results_dir), Path(out_dir)
+    _resolved_root.cache_clear()  # a folder's real path may change between two builds
     with _no_gc_pauses():
         collected = collect(results_dir, verify=verify, records=RecordCache.default())
     gc.freeze()  # the records read: out of the cycle collector's sight while the boards are rendered
@@ -779,6 +937,7 @@ def _build_from(collected, results_dir: Path, out_dir: Path, baseline: str, meas
     previous = read_manifest(out_dir)
     known = read_states(out_dir) if previous else {}
     tmp = _prepare_out(out_dir)
+    forks = []  # work begun in forks (.forkmap): waited for before the folder is removed on a failure
     try:
         slugs = _board_slugs(tasks)
         nav = [{"name": name, "slug": task_slug} for name, task_slug in slugs.items()]
@@ -788,17 +947,51 @@ def _build_from(collected, results_dir: Path, out_dir: Path, baseline: str, meas
         boards, summaries = {}, []
         digests = None  # the run files' sha256 by state (.runcopies), read when a board is rendered
         without_run = 0
-        for name, rows in tasks.items():
-            # a board whose inputs are those of the previous build keeps its files (see .incremental)
-            digest = board_digest(name, slugs[name], rows, options, nav, results_dir)
-            entry = previous.get(name)
-            if not (_entry_shape(entry) and reuse(entry, digest, out_dir, tmp, known)):
-                if digests is None:
-                    digests = RunDigests()
-                    digests.learn(collected.run_digests)
-                entry = _render_board(env, context, name, rows, baseline, measure, tmp, slugs[name], copy_runs,
-                                      results_dir, page_size, digests, explorer)
-                entry["digest"] = digest
+        # a board whose inputs are those of the previous build keeps its files (see .incremental)
+        names = list(tasks)
+        board_digests = {name: board_digest(name, slugs[name], tasks[name], options, nav, results_dir) for name in names}
+        same = [name for name in names if _entry_shape(previous.get(name))
+                and previous[name].get("digest") == board_digests[name]]
+        entries: dict[str, dict] = {}
+
+        tests: dict = {}
+
+        def render(name: str) -> None:
+            nonlocal digests
+            if digests is None:
+                digests = RunDigests()
+                digests.learn(collected.run_digests)
+            entries[name] = _render_board(env, context, name, tasks[name], baseline, measure, tmp, slugs[name],
+                                          copy_runs, results_dir, page_size, digests, explorer, tests.pop(name, None))
+            entries[name]["digest"] = board_digests[name]
+
+        def reuse_unchanged() -> dict[str, bool]:
+            return {name: reuse(previous[name], board_digests[name], out_dir, tmp, known) for name in same}
+
+        changed = [name for name in names if name not in same]
+        if len(changed) == 1:
+            # a rebuild's changed board: its tests (scipy's import, its new rows) begin at once in
+            # a fork, beside the unchanged boards' linking and its own rows (a cold build, whose
+            # boards all changed, tests each while a fork makes its rows: .forkmap)
+            tests[changed[0]] = start_tests(tasks[changed[0]], baseline, measure)
+            forks.append(tests[changed[0]])
+        # the unchanged boards' files are linked in a fork while the changed ones are rendered
+        linking = start(reuse_unchanged) if same and changed else None
+        forks.append(linking)
+        reused = reuse_unchanged() if linking is None else {}
+        for name in changed:
+            render(name)
+        if linking is not None:
+            # a fork that died may have left some files: those boards are rendered over them
+            reused = linking.result(died=lambda: dict.fromkeys(same, False))
+        for name in same:
+            if reused.get(name):
+                entries[name] = previous[name]
+            else:
+                render(name)
+        for name in names:
+            entry = entries[name]
+            if entry is not previous.get(name):
                 report.rendered.append(name)
             report.problems.extend(entry["problems"])
             report.notes.extend(entry["notes"])
@@ -806,7 +999,7 @@ def _build_from(collected, results_dir: Path, out_dir: Path, baseline: str, meas
             report.pages.extend(out_dir / rel for rel in entry["pages"])
             summaries.append(entry["summary"])
             boards[name] = entry
-            report.rows += len(rows)
+            report.rows += len(tasks[name])
             report.boards += 1
         if without_run:
             report.notes.append(f"{without_run} result(s) without their run file (not linked; their figures are shown)")
@@ -818,6 +1011,9 @@ def _build_from(collected, results_dir: Path, out_dir: Path, baseline: str, meas
         _write(tmp / MARKER, marker_text(boards))
         _swap_in(tmp, out_dir)
     except BaseException:
+        for fork in forks:
+            if fork is not None:
+                fork.close()
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     write_states(out_dir, boards)
@@ -862,10 +1058,11 @@ def _entry_shape(entry) -> bool:
 
 def _render_board(env, context: dict, name: str, rows: list[Row], baseline: str, measure: str | None, tmp: Path,
                   task_slug: str, copy_runs: bool, results_dir: Path, page_size: int, digests=None,
-                  explorer=None) -> dict:
+                  explorer=None, tests=None) -> dict:
     """Test, copy and render one board into ``tmp``; its manifest entry (less its digest):
     the files it wrote with their sha256, what the build says about it, its index line."""
-    page = _task_page(name, rows, baseline, measure, tmp, task_slug, copy_runs, results_dir, page_size, digests)
+    page = _task_page(name, rows, baseline, measure, tmp, task_slug, copy_runs, results_dir, page_size, digests,
+                      tests)
     problems = [f"{name}: {problem}" for problem in page["problems"]]
     notes = []
     without_run = 0
@@ -883,10 +1080,6 @@ def _render_board(env, context: dict, name: str, rows: list[Row], baseline: str,
         notes.append(f"{name}: no measure {measure!r} on this board: tested {page['tested']} instead")
     if page["baseline"] is None:
         notes.append(f"{name}: no results of baseline {baseline!r}: no significance tests")
-    pages = []
-    if page["data_src"]:
-        _write(tmp / page["data_src"], f"window.statbenchLeaderboard = {json_for_html(page['blob'])};\n")
-        files.append(page["data_src"])
     page["explorer"] = None
     if explorer is not None:  # the board's per-query explorer (.explorer)
         from statbench.leaderboard.explorer import explorer_files
@@ -896,13 +1089,28 @@ def _render_board(env, context: dict, name: str, rows: list[Row], baseline: str,
         for rel, text in written.items():
             _write(tmp / rel, text)
             files.append(rel)
+    bodies = _row_bodies(env, page, tmp, task_slug, results_dir)
     task_template = env.get_template("task.html")
-    for part in page["parts"]:
-        _write(tmp / part["file"], task_template.render(page=page, part=part, **context))
-        pages.append(part["file"])
-    if page["sig_href"]:
-        _write(tmp / page["sig_href"], env.get_template("significance.html").render(page=page, **context))
-        pages.append(page["sig_href"])
+    sig_template = env.get_template("significance.html")
+
+    def write_file(job: tuple[str, dict | None]) -> str:
+        # one file of the board: a page of the table, the comparisons' page, the table's script
+        kind, part = job
+        if kind == "part":
+            _write(tmp / part["file"], task_template.render(page=page, part=part, bodies=bodies, **context))
+            return part["file"]
+        if kind == "significance":
+            _write(tmp / page["sig_href"], sig_template.render(page=page, **context))
+            return page["sig_href"]
+        _write(tmp / page["data_src"], f"window.statbenchLeaderboard = {json_for_html(page['blob'])};\n")
+        return page["data_src"]
+
+    jobs = [("part", part) for part in page["parts"]]
+    jobs += [("significance", None)] if page["sig_href"] else []
+    jobs += [("data", None)] if page["data_src"] else []
+    written_files, _ = split_map(write_file, jobs, min_items=4)
+    pages = [rel for (kind, _), rel in zip(jobs, written_files) if kind != "data"]
+    files += [rel for (kind, _), rel in zip(jobs, written_files) if kind == "data"]
     best = page["best"]
     summary = {
         "name": name, "slug": task_slug, "words": page["words"], "title": page["info"]["title"],
@@ -912,6 +1120,30 @@ def _render_board(env, context: dict, name: str, rows: list[Row], baseline: str,
     }
     return {"problems": problems, "notes": notes, "without_run": without_run, "pages": pages,
             "files": files_of(tmp, files + pages), "summary": summary}
+
+
+def _row_bodies(env, page: dict, tmp: Path, task_slug: str, results_dir: Path) -> dict:
+    """Row key -> the markup of its ``<tbody>``: kept from earlier builds where nothing it
+    is made of changed (.fragments), else rendered (half of them in a fork: .forkmap)."""
+    import markupsafe
+
+    from statbench.leaderboard.fragments import Fragments, board_part, shown_comparison
+
+    template = env.get_template("row.html")
+    ncols = 4 + (1 if page["has_pool"] else 0) + len(page["info"]["measures"]) + len(page["eff_columns"])
+    link = page["explorer"]
+    explored = set(link["shown"]) if link else set()
+    views = [dict(v, comparison=shown_comparison(v["comparison"])) if v.get("comparison") is not None else v
+             for v in page["rows"]]
+    parts = [board_part(page, ncols, link["href"] if v["key"] in explored else None) for v in views]
+    kept = Fragments(f"{Path(results_dir).resolve()}\0{task_slug}", code_digest())
+    keys = [kept.key(v, part) for v, part in zip(views, parts)]
+    missing = [i for i, key in enumerate(keys) if kept.get(key) is None]
+    made, _ = split_map(lambda i: template.render(v=views[i], board=parts[i]), missing)
+    for i, html in zip(missing, made):
+        kept.put(keys[i], html)
+    kept.save()
+    return {v["key"]: markupsafe.Markup(kept.used[key]) for v, key in zip(views, keys)}
 
 
 def _drop_refused(tasks: dict[str, list[Row]], report: BuildReport) -> None:

@@ -165,7 +165,9 @@ def pair_figures(baseline: Mapping[str, float], systems: Mapping[str, Mapping[st
         return {}
     qids = sorted(baseline)
     base = np.array([baseline[q] for q in qids], dtype=float)
-    scores = np.array([[systems[name][q] for q in qids] for name in names], dtype=float)
+    # a system's scores: query id -> score, or already an array in the order of sorted(baseline)
+    scores = np.array([systems[name] if isinstance(systems[name], np.ndarray) else [systems[name][q] for q in qids]
+                       for name in names], dtype=float).reshape(len(names), len(qids))
     diffs = scores - base
     tests = wilcoxon_rows(diffs)
     lows, highs = bootstrap_intervals(diffs, resamples, seed)

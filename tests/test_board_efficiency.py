@@ -324,6 +324,7 @@ def test_cached_records_read_their_per_query_scores_only_when_used(tmp_path):
 
 def test_validating_in_workers_gives_what_one_process_gives(tmp_path, monkeypatch):
     from statbench.leaderboard import collect as collect_module
+    from statbench.leaderboard import forkmap
     from statbench.leaderboard.records import RecordCache
 
     root = tmp_path / "results"
@@ -332,7 +333,7 @@ def test_validating_in_workers_gives_what_one_process_gives(tmp_path, monkeypatc
     (root / "toy" / "broken").mkdir()
     (root / "toy" / "broken" / "results.json").write_text('{"schema_version": 1}', encoding="utf-8")
     (root / "toy" / "summary.json").write_text('{"runs": 3}', encoding="utf-8")
-    monkeypatch.setattr(collect_module, "_workers", lambda: 2)
+    monkeypatch.setattr(forkmap, "_cores", lambda: 2)
     monkeypatch.setattr(collect_module, "PARALLEL_MIN", 1)
     parallel = collect_module.collect(root, records=RecordCache(tmp_path / "a"))
     monkeypatch.setattr(collect_module, "PARALLEL_MIN", 10**9)
@@ -356,6 +357,7 @@ def test_validating_in_workers_gives_what_one_process_gives(tmp_path, monkeypatc
 def test_a_board_tests_again_only_the_rows_whose_scores_changed(tmp_path, monkeypatch):
     from statbench.leaderboard import stats
 
+    monkeypatch.setenv("STATBENCH_BUILD_PROCESSES", "1")  # the tests counted in this process (no fork)
     root = tmp_path / "results"
     _two_boards(root)
     tested = []
@@ -402,6 +404,7 @@ def test_no_worker_processes_to_be_had_validates_in_this_process(tmp_path, monke
     import concurrent.futures
 
     from statbench.leaderboard import collect as collect_module
+    from statbench.leaderboard import forkmap
     from statbench.leaderboard.records import RecordCache
 
     root = tmp_path / "results"
@@ -411,7 +414,7 @@ def test_no_worker_processes_to_be_had_validates_in_this_process(tmp_path, monke
         raise OSError("no semaphores here")
 
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", refused)
-    monkeypatch.setattr(collect_module, "_workers", lambda: 2)
+    monkeypatch.setattr(forkmap, "_cores", lambda: 2)
     monkeypatch.setattr(collect_module, "PARALLEL_MIN", 1)
     got = collect_module.collect(root, records=RecordCache(tmp_path / "records"))
     plain = collect_module.collect(root)

@@ -131,3 +131,43 @@ def test_a_file_changed_after_its_row_was_placed_stops_the_build(tmp_path):
     rows[0].path.write_bytes(rows[0].path.read_bytes())  # same bytes, another state: not the file validated
     with pytest.raises(StatbenchError, match=r"results\.json changed while the leaderboard was being built"):
         rows[0].results
+
+
+def test_a_few_new_heads_go_beside_the_big_file_which_is_not_written_again(tmp_path):
+    from types import SimpleNamespace
+
+    from statbench.leaderboard.rowheads import Heads
+
+    records = RecordCache(tmp_path / "records")
+    cache = SimpleNamespace(hits=0)
+
+    def entry(i):
+        return SimpleNamespace(name=f"e{i:05d}", cache=cache)
+
+    heads = Heads(records, tmp_path / "results")
+    for i in range(2000):
+        heads.learn(entry(i), f"head {i}")
+    heads.save()
+    big = heads.file.stat()
+    assert not heads.added_file.exists()
+    # 10 more files: the small file only
+    heads = Heads(records, tmp_path / "results")
+    for i in range(2010):
+        assert heads.get(entry(i)) == (f"head {i}" if i < 2000 else None)
+        heads.learn(entry(i), f"head {i}")
+    heads.save()
+    assert heads.added_file.exists() and (heads.file.stat().st_ino, heads.file.stat().st_mtime_ns) == \
+        (big.st_ino, big.st_mtime_ns)
+    # both are read; 10 files gone: nothing to write (their heads are harmless: never used again)
+    heads = Heads(records, tmp_path / "results")
+    assert all(heads.get(entry(i)) == f"head {i}" for i in range(10, 2010))
+    heads.save()
+    assert heads.file.stat().st_mtime_ns == big.st_mtime_ns
+    # many new ones: the big file written anew with this build's heads, the small one gone
+    heads = Heads(records, tmp_path / "results")
+    for i in range(3000):
+        heads.learn(entry(i), f"head {i}")
+    heads.save()
+    assert not heads.added_file.exists()
+    again = Heads(records, tmp_path / "results")
+    assert len(again.known) == 3000 and again.known["e02999"] == "head 2999"

@@ -6,6 +6,7 @@ the board-wide significance tests give the figures of the one-system-at-a-time c
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 
 from statbench.leaderboard import stats
-from statbench.leaderboard.sample import write_many
+from statbench.leaderboard.sample import write_many, write_sample
 from statbench.leaderboard.site import CHART_SERIES, PAGE_SIZE, build_site
 from statbench.scoring.significance import bootstrap_ci, compare_to_baseline, wilcoxon_p
 
@@ -161,7 +162,11 @@ def test_significance_lines_are_the_one_by_one_figures(big):
 
 def test_charts_draw_the_best_rows_and_details_keep_each_breakdown(big):
     root, _ = big
-    html = (root / "site" / "task-toy.p3.html").read_text("utf-8")
+    # the plots are on the first page only (each draws the whole board); the others link there
+    later = (root / "site" / "task-toy.p3.html").read_text("utf-8")
+    assert "<svg" not in later and '<a href="task-toy.html#plots">its first page</a>' in later
+    html = (root / "site" / "task-toy.html").read_text("utf-8")
+    assert '<div id="plots">' in html
     curves = re.search(r"<svg[^>]*>.*?Recall@k.*?</svg>", html, re.S).group(0)
     drawn = curves.count("<polyline ")
     assert drawn in (CHART_SERIES, CHART_SERIES + 1)  # the 12 best, and the baseline when it is not among them
@@ -362,3 +367,109 @@ def test_counts_drawn_once_give_the_figures_drawn_per_block(monkeypatch):
         for i, row in enumerate(diffs):
             (low,), (high,) = stats.bootstrap_intervals(row[None, :], resamples=3000)
             assert (lows[i], highs[i]) == (low, high)
+
+
+def _tree(site) -> dict[str, bytes]:
+    return {str(p.relative_to(site)): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
+
+
+def test_a_build_split_with_a_fork_equals_one_process(tmp_path, monkeypatch):
+    """Rows and pages made half in a forked child (.forkmap) give the site one process
+    gives, byte for byte: from records in hand, and again from row heads after a result was
+    added (records loaded in the child), with the tests run meanwhile."""
+    from statbench.leaderboard import forkmap
+
+    monkeypatch.setattr(forkmap, "_cores", lambda: 2)
+    forks = []
+    real_fork = os.fork
+
+    def counted_fork():
+        forks.append(1)
+        return real_fork()
+
+    monkeypatch.setattr(os, "fork", counted_fork)
+    results = tmp_path / "results"
+    write_many(results, 60)
+    write_sample(results / "sample")  # a second board (other splits), unchanged below
+    first = build_site(results, tmp_path / "forked", page_size=10)
+    assert len(first.rendered) == 2 and len(forks) >= 2  # the rows and the pages of the boards
+    write_many(tmp_path / "more", 61)  # one more configuration of the same board
+    (results / "r0060").mkdir()
+    for file in (tmp_path / "more" / "r0060").iterdir():
+        (results / "r0060" / file.name).write_bytes(file.read_bytes())
+    forks.clear()
+    report = build_site(results, tmp_path / "forked", page_size=10)
+    # one board rendered, the other's files linked by a fork meanwhile
+    assert len(report.rendered) == 1 and report.boards == 2 and len(forks) >= 2
+    monkeypatch.setenv("STATBENCH_BUILD_PROCESSES", "1")
+    monkeypatch.setenv("STATBENCH_CACHE", str(tmp_path / "fresh-cache"))
+    forks.clear()
+    build_site(results, tmp_path / "one", page_size=10)
+    assert not forks
+    forked, one = _tree(tmp_path / "forked"), _tree(tmp_path / "one")
+    assert len([name for name in one if re.fullmatch(r"task-toy[^.]*(\.p\d+)?\.html", name)]) == 7 + 1  # 61 rows, 10 a page; 7
+    assert forked == one
+
+
+def test_tests_split_in_two_halves_give_the_figures_of_one_call(tmp_path, monkeypatch):
+    """A large board's pairs are tested in two halves, one in a fork: every comparison (and
+    Holm's adjustment over all of them) equals the one call's, exactly."""
+    from statbench.leaderboard import forkmap
+    from statbench.leaderboard import site as site_module
+    from statbench.leaderboard.collect import collect
+
+    write_many(tmp_path / "results", 40)
+    rows = collect(tmp_path / "results").boards["toy"]
+    base = site_module._pick_baseline(rows, "bm25")
+    monkeypatch.setattr(forkmap, "_cores", lambda: 2)
+    forks = []
+    real_fork = os.fork
+    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real_fork())
+    monkeypatch.setattr(site_module, "SPLIT_TESTS", 4)
+    monkeypatch.setenv("STATBENCH_CACHE", str(tmp_path / "split"))
+    split, untested = site_module._significance(rows, "nDCG@10", base)
+    assert forks and not untested and len(split) == 39
+    monkeypatch.setattr(site_module, "SPLIT_TESTS", 10**9)
+    monkeypatch.setenv("STATBENCH_CACHE", str(tmp_path / "whole"))
+    whole, _ = site_module._significance(rows, "nDCG@10", base)
+    assert split == whole
+
+
+def test_a_build_that_fails_waits_for_its_forks_and_leaves_the_old_site(tmp_path, monkeypatch):
+    """The changed board fails while a fork links the unchanged one and another tests it:
+    the forks are waited for, the half-built folder is removed, the previous site stays."""
+    from statbench.errors import StatbenchError
+    from statbench.leaderboard import forkmap
+    from statbench.leaderboard import site as site_module
+
+    monkeypatch.setattr(forkmap, "_cores", lambda: 2)
+    results = tmp_path / "results"
+    write_many(results, 30)
+    write_sample(results / "sample")
+    build_site(results, tmp_path / "site")
+    before = _tree(tmp_path / "site")
+    write_many(tmp_path / "more", 31)
+    (results / "r0030").mkdir()
+    for file in (tmp_path / "more" / "r0030").iterdir():
+        (results / "r0030" / file.name).write_bytes(file.read_bytes())
+    children = []
+    real_fork = os.fork
+
+    def fork():
+        pid = real_fork()
+        children.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork)
+
+    def fails(*args, **kwargs):
+        raise StatbenchError("the changed board could not be rendered")
+
+    monkeypatch.setattr(site_module, "_render_board", fails)
+    with pytest.raises(StatbenchError, match="could not be rendered"):
+        build_site(results, tmp_path / "site")
+    assert len(children) == 2  # the tests and the linking
+    for pid in children:
+        with pytest.raises(ChildProcessError):  # reaped
+            os.waitpid(pid, os.WNOHANG)
+    assert not list(tmp_path.glob(".site.*.tmp")) and _tree(tmp_path / "site") == before

@@ -1,0 +1,135 @@
+"""The build's work split with a forked child (leaderboard/forkmap.py): the same results in
+the same order as one process, the child's errors raised here, a dead child's share done
+again here, and one process when asked."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from statbench.errors import StatbenchError
+from statbench.leaderboard import forkmap
+from statbench.leaderboard.forkmap import split_map, start
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+
+
+@pytest.fixture(autouse=True)
+def two_cores(monkeypatch):
+    monkeypatch.setattr(forkmap, "_cores", lambda: 2)
+    monkeypatch.delenv("STATBENCH_BUILD_PROCESSES", raising=False)
+
+
+def test_results_in_order_and_shared_with_a_child():
+    parent = os.getpid()
+
+    def fn(i):
+        time.sleep(0.002)
+        return i * i, os.getpid()
+
+    made, aside = split_map(fn, range(200), meanwhile=lambda: time.sleep(0.1) or "tests")
+    assert [square for square, _ in made] == [i * i for i in range(200)]
+    pids = [pid for _, pid in made]
+    assert len(set(pids)) == 2 and parent in pids  # this process and one child
+    # the child was free while this process ran the tests: it took more than half
+    assert pids.count(parent) < 100
+    assert aside == "tests"
+
+
+def test_few_items_or_one_process_asked_stay_here(monkeypatch):
+    parent = os.getpid()
+    made, aside = split_map(lambda i: os.getpid(), range(forkmap.MIN_ITEMS - 1))
+    assert set(made) == {parent} and aside is None
+    monkeypatch.setenv("STATBENCH_BUILD_PROCESSES", "1")
+    made, _ = split_map(lambda i: os.getpid(), range(200))
+    assert set(made) == {parent}
+    monkeypatch.setattr(forkmap, "_cores", lambda: 1)
+    monkeypatch.delenv("STATBENCH_BUILD_PROCESSES")
+    assert set(split_map(lambda i: os.getpid(), range(200))[0]) == {parent}
+
+
+def test_an_error_in_the_child_is_raised_here_as_it_was():
+    parent = os.getpid()
+
+    def fn(i):
+        time.sleep(0.002)  # slow enough for the child to take its share
+        if os.getpid() != parent:
+            raise StatbenchError(f"results/{i}/results.json changed while the leaderboard was being built")
+        return i
+
+    with pytest.raises(StatbenchError, match=r"^results/\d+/results.json changed while the leaderboard"):
+        split_map(fn, range(100))
+
+
+def test_an_exception_that_does_not_pickle_still_comes_back_with_its_text():
+    parent = os.getpid()
+
+    class Local(Exception):  # a local class: pickling it fails
+        pass
+
+    def fn(i):
+        time.sleep(0.002)
+        if os.getpid() != parent:
+            raise Local("the child's own words")
+        return i
+
+    with pytest.raises(RuntimeError, match="the child's own words"):
+        split_map(fn, range(100))
+
+
+def test_an_error_here_still_reaps_the_child(monkeypatch):
+    parent = os.getpid()
+    children = []
+    real_fork = os.fork
+
+    def fork():
+        pid = real_fork()
+        children.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork)
+
+    def fn(i):
+        if os.getpid() == parent and i == 3:
+            raise ValueError("here")
+        return i
+
+    with pytest.raises(ValueError, match="here"):
+        split_map(fn, range(40))
+    assert len(children) == 1
+    with pytest.raises(ChildProcessError):  # reaped: no child left behind
+        os.waitpid(children[0], os.WNOHANG)
+
+
+def test_a_child_that_dies_has_its_share_done_here():
+    parent = os.getpid()
+
+    def fn(i):
+        time.sleep(0.002)
+        if os.getpid() != parent:
+            os._exit(9)  # killed without a word (as out of memory would), holding a chunk
+        return i + 1
+
+    made, _ = split_map(fn, range(100))
+    assert made == [i + 1 for i in range(100)]
+
+
+def test_work_begun_in_a_child_comes_back_or_is_done_here():
+    parent = os.getpid()
+    pending = start(lambda: ("made in", os.getpid()))
+    assert pending.result(died=lambda: "died")[1] != parent
+
+    def fails():
+        raise StatbenchError("one clear line")
+
+    with pytest.raises(StatbenchError, match="^one clear line$"):
+        start(fails).result(died=lambda: "died")
+    assert start(lambda: os._exit(9)).result(died=lambda: "done here") == "done here"
+
+
+def test_without_a_fork_the_work_is_done_at_once(monkeypatch):
+    monkeypatch.setenv("STATBENCH_BUILD_PROCESSES", "1")
+    parent = os.getpid()
+    assert start(os.getpid).result(died=lambda: None) == parent
