@@ -96,6 +96,9 @@ def test_a_board_row_opens_its_worst_queries(page, site):
     page.goto((folder / "task-toy.html").as_uri())
     page.click("tbody.row:has(td.model .name:text-is('dense-a')) button.toggle")
     page.click("tbody.row:has(td.model .name:text-is('dense-a')) a.explorer-worst")
+    # the explorer reads the address once its script ran: wait for it, not for the click alone
+    page.wait_for_url("**/explorer/toy.html#view=system&s=*")
+    page.wait_for_function("performance.getEntriesByName('explorer-ready').length === 1")
     assert page.input_value("#ex-view") == "system"
     assert page.locator("#ex-system option:checked").inner_text() == "dense-a"
     listed = _listed(page)
