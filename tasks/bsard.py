@@ -17,7 +17,7 @@ from statbench import hookimpl
 from statbench.api import Document, Query, Split, TaskData
 from statbench.data.checksum import files_sha256
 from statbench.data.dataio import query_text, read_csv, record_id
-from statbench.data.validation import check_qrels_against_corpus
+from statbench.data.validation import check_file_qrels
 from statbench.errors import DataFormatError
 from statbench.loading.splits import carve_dev
 from statbench.loading.taskdef import DefinedTask
@@ -42,10 +42,7 @@ class Bsard(DefinedTask):
         for name in ("questions_fr_train.csv", "questions_fr_test.csv"):
             by_file[name] = read_questions(files[name], queries, qrels, categories, dropped, seen)
         for name, ids in by_file.items():  # judgements checked file by file, so reports name the file
-            file_queries = {q: queries[q] for q in ids if q in queries}
-            check_qrels_against_corpus({q: qrels[q] for q in file_queries}, corpus, file_queries, files[name], dropped)
-            for qid in [q for q in ids if q in queries and q not in file_queries]:
-                del queries[qid], qrels[qid]
+            check_file_qrels(ids, qrels, corpus, queries, files[name], dropped)
         spec = self.definition["splits"]
         # carved from every training id in the file, so that dropping a question elsewhere
         # never moves the others between train and dev

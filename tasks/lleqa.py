@@ -35,7 +35,7 @@ from statbench.data.dataio import (
     record_id,
     text_value,
 )
-from statbench.data.validation import check_qrels_against_corpus
+from statbench.data.validation import check_file_qrels
 from statbench.errors import DataFormatError, DownloadError, one_line
 from statbench.loading.taskdef import DefinedTask
 from statbench.tasks.belgian import PATH_SEPARATOR, article_title, heading_fields
@@ -240,11 +240,7 @@ class Lleqa(DefinedTask):
         by_split = {split: read_questions(files[name], queries, qrels, topics, dropped, seen)
                     for split, name in QUESTION_FILES.items()}
         for split, ids in by_split.items():  # judgements checked file by file, so reports name the file
-            file_queries = {q: queries[q] for q in ids if q in queries}
-            check_qrels_against_corpus({q: qrels[q] for q in file_queries}, corpus, file_queries,
-                                       files[QUESTION_FILES[split]], dropped)
-            for qid in [q for q in ids if q in queries and q not in file_queries]:
-                del queries[qid], qrels[qid]
+            check_file_qrels(ids, qrels, corpus, queries, files[QUESTION_FILES[split]], dropped)
         train, dev, test = (tuple(q for q in by_split[s] if q in queries) for s in ("train", "dev", "test"))
         # by the root of each question's topic path; "(none)" for a question without one
         groups = {"topic": {q: topics.get(q, "(none)") for q in queries}} if topics else {}

@@ -47,3 +47,15 @@ def check_qrels_against_corpus(
             f"corpus ({len(unknown)} of {n_judged} judgement(s) point to documents not in the corpus; is this the "
             "right corpus?)"
         )
+
+
+def check_file_qrels(
+    ids, qrels: Qrels, corpus: dict[str, Document], queries: dict[str, Query], source: Path, dropped: list[str]
+) -> None:
+    """:func:`check_qrels_against_corpus` on the queries of one file among several (``ids``,
+    those it holds), so that what is dropped names that file; queries the check drops are
+    removed from ``queries`` and ``qrels`` as it removes them."""
+    file_queries = {q: queries[q] for q in ids if q in queries}
+    check_qrels_against_corpus({q: qrels[q] for q in file_queries}, corpus, file_queries, source, dropped)
+    for qid in [q for q in ids if q in queries and q not in file_queries]:
+        del queries[qid], qrels[qid]
