@@ -135,22 +135,24 @@ class Pending:
         os.close(write_end)
         self.pid, self.read_end = pid, read_end
 
+    def _reaped(self) -> tuple[bytes, int]:
+        """What the child sent, and its exit status, once it has ended."""
+        with os.fdopen(self.read_end, "rb") as pipe:
+            data = pipe.read()
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = None
+        return data, status
+
     def close(self) -> None:
         """Wait for the child and drop its result (this process is failing anyway)."""
         if self.pid is not None:
-            with os.fdopen(self.read_end, "rb") as pipe:
-                pipe.read()
-            os.waitpid(self.pid, 0)
-            self.pid = None
+            self._reaped()
 
     def result(self, died: Callable[[], object]):
         """The child's result (its exception raised here); ``died()`` if it died without one."""
         if self.pid is None:
             return self.value
-        with os.fdopen(self.read_end, "rb") as pipe:
-            data = pipe.read()
-        _, status = os.waitpid(self.pid, 0)
-        self.pid = None
+        data, status = self._reaped()
         try:
             kind, value = pickle.loads(data)
         except Exception:  # nothing, or not all of it: the child died (killed, out of memory)

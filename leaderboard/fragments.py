@@ -11,21 +11,10 @@ runs no code. A build keeps only the fragments it used."""
 
 from __future__ import annotations
 
-import hashlib
-import pickle
-from pathlib import Path
-
 import orjson
 
-from statbench.leaderboard.records import _framed, _read, _unframed, _write_atomic
-
-_MAGIC = b"statbench-row-fragments 1\n"
-
-
-def _root() -> Path:
-    from statbench.storage.paths import cache_root
-
-    return cache_root() / "leaderboard-fragments"
+from statbench.leaderboard.boardkept import KeptPerBoard
+from statbench.leaderboard.records import _read, _unframed
 
 
 def board_part(page: dict, ncols: int, explorer_href: str | None) -> dict:
@@ -59,29 +48,25 @@ def signed(value) -> str:
     return "—" if value is None else f"{value:+.4f}"
 
 
-class Fragments:
-    """The kept fragments of one board (by its slug and results folder)."""
+class Fragments(KeptPerBoard):
+    """The kept markup of one board's rows (key -> HTML), as JSON: reading a cache file runs
+    no code."""
 
-    def __init__(self, board: str, code: str, root: Path | None = None):
-        name = hashlib.sha256(board.encode()).hexdigest()[:32]
-        self.file = (_root() if root is None else Path(root)) / f"{name}.json"
-        self.code = code
-        found = _unframed(_MAGIC, _read(self.file))
-        known = {}
-        if found is not None:
-            try:
-                known = orjson.loads(found[1])
-            except orjson.JSONDecodeError:
-                known = {}
-        self.known = known if isinstance(known, dict) else {}
-        self.used: dict[str, str] = {}
+    folder, suffix, magic = "leaderboard-fragments", ".json", b"statbench-row-fragments 1\n"
+
+    def read(self) -> dict:
+        found = _unframed(self.magic, _read(self.file))
+        try:
+            known = orjson.loads(found[1]) if found is not None else {}
+        except orjson.JSONDecodeError:
+            known = {}
+        return known if isinstance(known, dict) else {}
+
+    def payload(self) -> bytes:
+        return orjson.dumps(self.used, option=orjson.OPT_SORT_KEYS)
 
     def key(self, view: dict, part: dict) -> str:
-        # pickle: a faithful encoding (two different views never give the same bytes; the
-        # same view may give other bytes, which only renders it again) and 20 times faster
-        # than sorted JSON, which was a tenth of a rebuild
-        data = pickle.dumps((view, part), protocol=5)
-        return hashlib.sha256(self.code.encode() + b"\0" + data).hexdigest()
+        return self.digest(view, part)
 
     def get(self, key: str) -> str | None:
         html = self.known.get(key)
@@ -92,9 +77,3 @@ class Fragments:
 
     def put(self, key: str, html: str) -> None:
         self.used[key] = html
-
-    def save(self) -> None:
-        """Keep the fragments this build used (only if they are not what is kept already)."""
-        if self.used != self.known:
-            payload = orjson.dumps(self.used, option=orjson.OPT_SORT_KEYS)
-            _write_atomic(self.file, _framed(_MAGIC, payload))

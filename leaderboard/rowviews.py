@@ -16,38 +16,29 @@ what is kept."""
 
 from __future__ import annotations
 
-import hashlib
 import pickle
-from pathlib import Path
 
-from statbench.leaderboard.records import _framed, _write_atomic, read_pickled_dict
-
-_MAGIC = b"statbench-row-views 1\n"
+from statbench.leaderboard.boardkept import KeptPerBoard
+from statbench.leaderboard.records import read_pickled_dict
 
 
-def _root() -> Path:
-    from statbench.storage.paths import cache_root
+class RowViews(KeptPerBoard):
+    """The kept views of one board (key -> the pickled view, script data and Pareto point)."""
 
-    return cache_root() / "leaderboard-views"
+    folder, suffix, magic = "leaderboard-views", ".pickle", b"statbench-row-views 1\n"
 
+    def read(self) -> dict:
+        return read_pickled_dict(self.magic, self.file)
 
-class RowViews:
-    """The kept views of one board (by its slug and results folder)."""
-
-    def __init__(self, board: str, code: str, root: Path | None = None):
-        name = hashlib.sha256(board.encode()).hexdigest()[:32]
-        self.file = (_root() if root is None else Path(root)) / f"{name}.pickle"
-        self.code = code
-        self.known: dict = read_pickled_dict(_MAGIC, self.file)
-        self.used: dict[str, bytes] = {}
+    def payload(self) -> bytes:
+        return pickle.dumps(self.used, protocol=5)
 
     def key(self, row, context: tuple, run_href: str | None, reproduction) -> str | None:
         """The key of a row's view (None: its record is not kept, so neither is its view)."""
         if row.entry_name is None:
             return None
-        data = pickle.dumps((row.entry_name, row.key, row.identity, str(row.path), row.verification,
-                             list(row.problems), list(row.notes), run_href, reproduction, context), protocol=5)
-        return hashlib.sha256(self.code.encode() + b"\0" + data).hexdigest()
+        return self.digest(row.entry_name, row.key, row.identity, str(row.path), row.verification,
+                           list(row.problems), list(row.notes), run_href, reproduction, context)
 
     def get(self, key: str | None):
         """The kept view (a fresh copy), or None."""
@@ -70,7 +61,3 @@ class RowViews:
             self.used[key] = self.known[key]
         else:
             self.used[key] = pickle.dumps(made, protocol=5)
-
-    def save(self) -> None:
-        if self.used != self.known:
-            _write_atomic(self.file, _framed(_MAGIC, pickle.dumps(self.used, protocol=5)))

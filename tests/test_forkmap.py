@@ -8,6 +8,7 @@ import os
 import time
 
 import pytest
+from forkspy import record_forks
 
 from statbench.errors import StatbenchError
 from statbench.leaderboard import forkmap
@@ -81,15 +82,7 @@ def test_an_exception_that_does_not_pickle_still_comes_back_with_its_text():
 
 def test_an_error_here_still_reaps_the_child(monkeypatch):
     parent = os.getpid()
-    children = []
-    real_fork = os.fork
-
-    def fork():
-        pid = real_fork()
-        children.append(pid)
-        return pid
-
-    monkeypatch.setattr(os, "fork", fork)
+    children = record_forks(monkeypatch)
 
     def fn(i):
         if os.getpid() == parent and i == 3:

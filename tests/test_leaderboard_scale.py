@@ -12,6 +12,7 @@ import re
 
 import numpy as np
 import pytest
+from forkspy import record_forks
 
 from statbench.leaderboard import stats
 from statbench.leaderboard.sample import write_many, write_sample
@@ -380,14 +381,7 @@ def test_a_build_split_with_a_fork_equals_one_process(tmp_path, monkeypatch):
     from statbench.leaderboard import forkmap
 
     monkeypatch.setattr(forkmap, "_cores", lambda: 2)
-    forks = []
-    real_fork = os.fork
-
-    def counted_fork():
-        forks.append(1)
-        return real_fork()
-
-    monkeypatch.setattr(os, "fork", counted_fork)
+    forks = record_forks(monkeypatch)
     results = tmp_path / "results"
     write_many(results, 60)
     write_sample(results / "sample")  # a second board (other splits), unchanged below
@@ -422,9 +416,7 @@ def test_tests_split_in_two_halves_give_the_figures_of_one_call(tmp_path, monkey
     rows = collect(tmp_path / "results").boards["toy"]
     base = site_module._pick_baseline(rows, "bm25")
     monkeypatch.setattr(forkmap, "_cores", lambda: 2)
-    forks = []
-    real_fork = os.fork
-    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real_fork())
+    forks = record_forks(monkeypatch)
     monkeypatch.setattr(site_module, "SPLIT_TESTS", 4)
     monkeypatch.setenv("STATBENCH_CACHE", str(tmp_path / "split"))
     split, untested = site_module._significance(rows, "nDCG@10", base)
@@ -452,15 +444,7 @@ def test_a_build_that_fails_waits_for_its_forks_and_leaves_the_old_site(tmp_path
     (results / "r0030").mkdir()
     for file in (tmp_path / "more" / "r0030").iterdir():
         (results / "r0030" / file.name).write_bytes(file.read_bytes())
-    children = []
-    real_fork = os.fork
-
-    def fork():
-        pid = real_fork()
-        children.append(pid)
-        return pid
-
-    monkeypatch.setattr(os, "fork", fork)
+    children = record_forks(monkeypatch)
 
     def fails(*args, **kwargs):
         raise StatbenchError("the changed board could not be rendered")
