@@ -452,7 +452,7 @@ def incremental(work: Path, n: int, added: int = 10, run_depth: int = 10, board:
     shutil.rmtree(extra, ignore_errors=True)
     # a cold start: nothing kept from earlier builds under $STATBENCH_CACHE (validated records,
     # significance comparisons, gzipped run files)
-    for kept in ("leaderboard-records", "leaderboard-significance", "leaderboard-runs"):
+    for kept in ("leaderboard-records", "leaderboard-significance", "leaderboard-runs", "file-digests"):
         shutil.rmtree(cache_root() / kept, ignore_errors=True)
     site, full_site = work / f"site-{n}-incremental", work / f"site-{n}-full"
     for folder in (site, full_site):

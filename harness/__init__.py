@@ -9,7 +9,8 @@ A plugin author imports from :mod:`statbench.api` only. The core's subpackages, 
 - :mod:`statbench.contract`: the types shared by the core and every plugin (records,
   TaskInfo, Task, Retriever, Reranker, Param);
 - :mod:`statbench.data`: strict readers and writers of the files (JSON, JSONL, CSV, TREC
-  run and qrels files), atomic writes, digests, checksummed downloads;
+  run and qrels files), atomic writes, digests, checksummed downloads, the lexical text
+  analysis (data/analysis.py);
 - :mod:`statbench.storage`: the cache folder, self-checking cache entries and every cache
   key, weight recipes and local weights;
 - :mod:`statbench.terminal`: console logging and progress bars;

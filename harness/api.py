@@ -8,18 +8,21 @@ The names live in the modules of the core that own them (:mod:`statbench.contrac
 the types a plugin implements, :mod:`statbench.data` for the strict readers,
 :mod:`statbench.loading` for task declarations, :mod:`statbench.scoring.measures` for
 custom measures); this module only gathers them, so a plugin keeps working when the core
-moves a name between its own modules. Test helpers for a plugin's own test suite are in
+moves a name between its own modules. The text analysis of the built-in lexical models
+(:class:`Analyzer`) is here too, so that a lexical plugin's tokens are theirs. Test helpers for a plugin's own test suite are in
 :mod:`statbench.testing`.
 """
 
 from __future__ import annotations
 
+from statbench.contract.language import primary_language
 from statbench.contract.model import Reranker, Retriever, RunContext
 from statbench.contract.params import Param
 from statbench.contract.records import FAMILIES, Document, Measure, Qrels, Query, Ranking, Split, TaskData
 from statbench.contract.task import Task
 from statbench.contract.taskinfo import PoolInfo, Protocol, Published, PublishedData, TaskInfo
-from statbench.data.checksum import file_sha256, files_sha256
+from statbench.data.analysis import SEGMENTER_PARAM, Analyzer
+from statbench.data.checksum import file_sha256, files_sha256, records_digest
 from statbench.data.dataio import (
     id_value,
     open_data,
@@ -54,11 +57,13 @@ __all__ = [
     # the strict readers a loader reads its files with
     "open_data", "read_lines", "read_nonblank_lines", "read_text", "read_json", "read_json_list", "read_jsonl",
     "read_csv", "require_fields", "id_value", "text_value", "record_id", "query_text", "read_qrels", "read_run",
-    "file_sha256", "files_sha256", "check_qrels_against_corpus",
+    "file_sha256", "files_sha256", "records_digest", "check_qrels_against_corpus",
     # building splits
     "kfold_assignment", "kfold_splits", "carve_dev",
     # caching a model's artefacts
     "CacheEntry", "cached",
+    # the built-in lexical models' text analysis (their tokens, for a plugin's own scoring)
+    "Analyzer", "SEGMENTER_PARAM", "primary_language",
 ]
 
 # a judgement's grade, for loaders of qrels in formats other than TREC's (docs/task-authors.md §4)

@@ -16,6 +16,7 @@ import logging
 from pathlib import Path
 
 from statbench.contract.model import Reranker, Retriever, RunContext
+from statbench.contract.params import applicable_params
 from statbench.contract.records import Document, Query
 from statbench.registry.checks import (
     PluginError,
@@ -69,6 +70,8 @@ def check_retriever(cls, tmp_path, params: dict | None = None, corpus=SAMPLE_COR
     """Index a small corpus, search it twice, check types, bounds and determinism."""
     _check_class(cls, Retriever)
     model = cls(**(params or {}))
+    # what a run does: parameters that do not apply to this language are dropped (refused when given)
+    model.params = applicable_params(model.params, cls.param_specs(), language, cls.name, given=params or {})
     json.dumps(model.config())
     ctx = make_context(tmp_path, language)
     if model.trainable:
@@ -87,6 +90,8 @@ def check_reranker(cls, tmp_path, params: dict | None = None, corpus=SAMPLE_CORP
     """Rerank every document for each query; only candidates may come back."""
     _check_class(cls, Reranker)
     model = cls(**(params or {}))
+    # what a run does: parameters that do not apply to this language are dropped (refused when given)
+    model.params = applicable_params(model.params, cls.param_specs(), language, cls.name, given=params or {})
     json.dumps(model.config())
     ctx = make_context(tmp_path, language)
     by_id = {d.id: d for d in corpus}

@@ -6,7 +6,11 @@ value with its query count) and one bar plot of the tested measure.
 Like with like: a board's rows share their data and splits, so a value covers the same
 queries in every row; a row whose results give another query count for a value (or do not
 record the group: results written before it existed) shows no figure there, and the note
-says why."""
+says why.
+
+A group with a single value (UK's relevant articles: every query has 3) says nothing the
+board's own figures do not: it is left out, with a note naming it and its value (the
+figures stay in each result's results.json)."""
 
 from __future__ import annotations
 
@@ -20,11 +24,42 @@ MAX_VALUES = 12
 
 def breakdown_sections(rows, labels: dict[str, str], tested: str) -> list[dict]:
     """One section per breakdown group any of ``rows`` records, in name order (see the
-    module docstring). ``rows``: the board's drawn rows (``Row``: ``key``, ``results``)."""
+    module docstring). ``rows``: the board's drawn rows (``Row``: ``key``, ``results``). A
+    group with one value is a section with no table: ``single`` holds the note saying so."""
     sections = []
     for group in sorted({g for r in rows for g in r.results.breakdown or {}}):
+        values = group_values(group, rows)
+        if len(values) == 1:
+            sections.append({"group": group, "single": single_value_note(group, values[0], rows)})
+            continue
         sections.append(_section(group, rows, labels, tested))
-    return [s for s in sections if s["columns"]]
+    return [s for s in sections if s.get("single") or s["columns"]]
+
+
+def group_values(group: str, rows) -> list[str]:
+    """Every value of ``group`` in the results of ``rows`` (their breakdowns and, where
+    recorded, the group's described values), in first-seen order."""
+    seen: dict[str, None] = {}
+    for row in rows:
+        results = row.results
+        formed = (results.breakdown_groups or {}).get(group)
+        for value in (formed.values if formed is not None else ()):
+            seen.setdefault(value, None)
+        for value in (results.breakdown or {}).get(group, {}):
+            seen.setdefault(value, None)
+    return list(seen)
+
+
+def single_value_note(group: str, value: str, rows) -> str:
+    """The note that stands for a group with one value."""
+    counts = set()
+    for row in rows:
+        formed = (row.results.breakdown_groups or {}).get(group)
+        if formed is not None and formed.n_queries.get(value) is not None:
+            counts.add(formed.n_queries[value])
+    queries = f" ({counts.pop()} queries)" if len(counts) == 1 else ""
+    return (f"by {group}: left out, every evaluated query has the same value ({value}){queries}, so its figure "
+            "is the board's own; it stays in each result's results.json (breakdown).")
 
 
 def _section(group: str, rows, labels: dict[str, str], tested: str) -> dict:
@@ -59,6 +94,7 @@ def _section(group: str, rows, labels: dict[str, str], tested: str) -> dict:
                         "results.json (breakdown).")
     return {
         "group": group,
+        "single": None,
         "rule": rule,
         "columns": [{"value": v, "n": counts.get(v)} for v in shown],
         "rows": table_rows,

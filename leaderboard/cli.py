@@ -46,7 +46,10 @@ def leaderboard():
 @click.option("--data-dir", "data_dirs", multiple=True, metavar="TASK=DIR",
               help="The local data of a task (repeat per task): the per-query explorer's text, and with --verify "
                    "the judgements [default with --verify: the task's data folder].")
-@click.option("--strict", is_flag=True, help="With --verify: exit code 2 when any row was refused.")
+@click.option("--strict", is_flag=True,
+              help="With --verify: exit code 2 when any row was refused, any results file was skipped as broken or "
+                   "inconsistent, or (without --allow-unverified) any row could not be verified: the verdicts of "
+                   "'leaderboard check'.")
 def build(results_dir, out_dir, baseline, measure, run_files, verify, allow_unverified, data_dirs, strict):
     """Write an index and one page per task; invalid results files are reported and skipped."""
     from statbench.leaderboard.explorer import TaskTexts
@@ -72,9 +75,26 @@ def build(results_dir, out_dir, baseline, measure, run_files, verify, allow_unve
         click.echo(verifier.summary())
     click.echo(f"{report.rows} result(s) on {report.boards} task page(s) written to {out_dir}")
     click.echo(f"open {(out_dir / 'index.html').resolve().as_uri()}")
-    if strict and verifier.count("refused"):
-        click.echo(f"error: {verifier.count('refused')} row(s) refused (--strict)", err=True)
-        raise SystemExit(2)
+    if strict:
+        failures = strict_failures(verifier, report, allow_unverified)
+        if failures:
+            click.echo(f"error: {'; '.join(failures)} (--strict)", err=True)
+            raise SystemExit(2)
+
+
+def strict_failures(verifier, report, allow_unverified: bool) -> list[str]:
+    """What fails ``build --verify --strict``, as ``leaderboard check`` would fail it: refused
+    rows, results files skipped as broken or inconsistent (never hidden behind a warning), and
+    rows that could not be verified unless they are allowed."""
+    failures = []
+    if verifier.count("refused"):
+        failures.append(f"{verifier.count('refused')} row(s) refused")
+    if report.skipped:
+        failures.append(f"{len(report.skipped)} results file(s) skipped as broken or inconsistent")
+    if not allow_unverified and verifier.count("unverifiable"):
+        failures.append(f"{verifier.count('unverifiable')} row(s) could not be verified (--allow-unverified "
+                        "shows them)")
+    return failures
 
 
 @leaderboard.command()
@@ -105,8 +125,10 @@ def check(repo, base, allow_unverified, data_dirs):
 @leaderboard.command("init-repo")
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 def init_repo(directory):
-    """Make DIRECTORY a results repository: the marker, a README and the CI workflow that checks
-    each pull request (.github/workflows/check.yml)."""
+    """Make DIRECTORY a results repository: the marker, a README and the CI workflows
+    (.github/workflows/check.yml checks and reproduces each pull request; publish.yml reproduces,
+    records and publishes the board from the main branch), committed to git on branch main."""
+    from statbench.leaderboard.repo import init_git
     from statbench.leaderboard.repo import init_repo as write_repo
 
     written, same = write_repo(directory)
@@ -114,6 +136,59 @@ def init_repo(directory):
         click.echo(f"wrote {path}")
     if same:
         click.echo(f"{len(same)} file(s) already there with this content: left as they are")
+    said = init_git(directory, wrote=bool(written))
+    if said:
+        click.echo(one_line(said))
+
+
+@leaderboard.command()
+@click.argument("repo", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("submissions", nargs=-1, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--data-dir", "data_dirs", multiple=True, metavar="TASK=DIR",
+              help="The local data of a task (repeat per task) [default: the task's data folder].")
+@click.option("--since", metavar="REF", help="Only the submissions added since this git ref (a pull request's).")
+@click.option("--max-cpu-minutes", type=click.FloatRange(min=0, min_open=True), default=30.0, show_default=True,
+              help="CPU budget of one re-run; over it, the submission is not attempted.")
+@click.option("--gpu", is_flag=True, help="This machine has a GPU: re-run the models that declare they need one.")
+@click.option("--again", is_flag=True, help="Re-run submissions already reproduced (or not) in this environment.")
+@click.option("--record/--no-record", default=True, show_default=True,
+              help="Write the verdicts into the repository (reproductions/).")
+@click.option("--take", type=click.Path(file_okay=False, exists=True, path_type=Path), metavar="DIR",
+              help="Re-run nothing: record the verdict files another reproduce wrote in DIR (each read strictly, "
+                   "kept only for a submission of REPO as it is now).")
+def reproduce(repo, submissions, data_dirs, since, max_cpu_minutes, gpu, again, record, take):
+    """Re-run submissions of a results repository from their declared source, in a fresh
+    virtual environment, on the same data, and compare: reproduced, not reproduced (the first
+    differing query and figure) or not attempted (why). One line per submission; exit 2 when
+    any is not reproduced. SUBMISSIONS: folders results/TASK/LABEL/CONFIG [default: all]."""
+    from statbench.leaderboard.reproduce import ReproduceOptions, reproduce_repo
+    from statbench.leaderboard.verify import verifier_from_options
+
+    if since is not None and submissions:
+        raise click.UsageError("give SUBMISSIONS or --since, not both")
+    if take is not None:
+        if submissions or since is not None:
+            raise click.UsageError("--take records verdicts made elsewhere: give no SUBMISSIONS nor --since")
+        from statbench.leaderboard.submission import check_repository
+        from statbench.leaderboard.verdicts import take_verdicts
+
+        taken, notes = take_verdicts(check_repository(repo), take)
+        for note in notes:
+            click.echo(f"note: {one_line(note)}", err=True)
+        click.echo(f"{len(taken)} verdict(s) recorded in {Path(repo) / 'reproductions'}")
+        return
+    options = ReproduceOptions(data_dirs=dict(verifier_from_options(data_dirs, False).data_dirs),
+                               max_cpu_minutes=max_cpu_minutes, gpu=gpu, again=again, record=record)
+    report = reproduce_repo(repo, list(submissions), options, since=since)
+    for note in report.notes:
+        click.echo(f"note: {one_line(note)}", err=True)
+    for reproduction in report.reproductions:
+        click.echo(one_line(reproduction.line()))
+    for problem in report.problems:
+        click.echo(one_line(problem), err=True)
+    click.echo(report.summary() + (f"; verdicts recorded in {Path(repo) / 'reproductions'}" if record else ""))
+    if report.failed:
+        raise SystemExit(2)
 
 
 @hookimpl

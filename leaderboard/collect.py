@@ -22,8 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from statbench.data.filedigests import file_digests
 from statbench.errors import DataFormatError, StatbenchError
 from statbench.leaderboard.identity import budget, identity  # noqa: F401 (identity: part of this module's interface)
+from statbench.leaderboard.submission import REPOSITORY_MARKER, RESULTS_DIR, RESULTS_FILE
 from statbench.results.record import ModelRecord, Results, as_scores, parse_strict, read_results  # noqa: F401
 from statbench.scoring.publishable import (  # noqa: F401 (the checks live in the core; named here too)
     agreement_problems,
@@ -316,6 +318,35 @@ def find_results(root: Path) -> list[Path]:
     return sorted(found)
 
 
+def _repository_of(root: Path) -> Path | None:
+    """The results repository (the folder with its marker) ``root`` is, or is inside."""
+    root = Path(root).absolute()
+    for folder in (root, *root.parents):
+        if (folder / REPOSITORY_MARKER).is_file():
+            return folder
+    return None
+
+
+def meant_for_repository(root: Path, paths: list[Path]) -> list[Path]:
+    """Of ``paths`` (found below ``root``), the files a results repository holds that are not
+    results: its marker, anything outside its ``results/`` folder, and any file of a
+    submission folder (``results/TASK/LABEL/CONFIG/``) but its results.json (the model card,
+    the source record, reproduction verdicts: what ``submit`` and the checks write). They are
+    not read as results and not worth a note."""
+    repository = _repository_of(root)
+    if repository is None:
+        return []
+    meant = []
+    for path in paths:
+        try:
+            parts = Path(path).absolute().relative_to(repository).parts
+        except ValueError:
+            continue
+        if parts[0] != RESULTS_DIR or (len(parts) >= 5 and parts[4:] != (RESULTS_FILE,)):
+            meant.append(path)
+    return meant
+
+
 def _splits_label(splits: tuple[tuple[str, int], ...], with_counts: bool) -> str:
     if with_counts:
         return ",".join(f"{name} ({n})" for name, n in splits)
@@ -465,13 +496,18 @@ PARALLEL_MIN = 64
 
 
 def _check_and_keep(path: Path, cache_root: Path):
-    """In a worker: validate one file and keep it in the record cache. What it found:
-    ("cached", (state, the record's head, run)), ("worker record",
-    (Results, run)) when it could not be kept, ("report", line),
-    ("not results", None)."""
+    """In a worker: hash one file, and validate it and keep it in the record cache unless
+    the cache holds it. What it found: ("cached", (state, the record's head, run, the
+    file's digest for the parent's index or None)), ("worker record", (Results, run)) when
+    it could not be kept, ("report", line), ("not results", None)."""
     from statbench.leaderboard.records import RecordCache
 
-    entry = RecordCache(cache_root).entry(path)
+    records = RecordCache(cache_root)
+    entry = records.entry(path)
+    learnt = records.digests.known(path)  # kept by the hashing just done: the parent adopts it
+    cached = entry.get(count=False)
+    if cached is not None:
+        return "cached", (entry.state, row_head(cached, queries_sha256=cached.per_query.sha256), None, learnt)
     report: list[str] = []
     record = _read_checked(path, report, [])
     if record is None:
@@ -484,7 +520,7 @@ def _check_and_keep(path: Path, cache_root: Path):
         return "worker record", (record, run)
     # the build places the row from its head and loads the record when it is used (in the
     # process, or the fork, that renders it): the parent never unpickles 10,000 records here
-    return "cached", (entry.state, row_head(record, queries_sha256=kept[1]), run)
+    return "cached", (entry.state, row_head(record, queries_sha256=kept[1]), run, learnt)
 
 
 def _in_workers(misses: list[Path], records: RecordCache, workers: int) -> dict[Path, tuple]:
@@ -515,13 +551,18 @@ def _read_all(paths: list[Path], records: RecordCache | None, report: list[str],
     found: dict[Path, tuple] = {}
     entries = {}
     misses = []
+    unknown = []  # files whose content is not known by their stat: hashed by whoever reads them
     for path in paths:
-        entry = entries[path] = records.entry(path) if records is not None else None  # state taken before reading
-        head = heads.get(entry) if heads is not None and entry is not None else None
+        # the state taken before reading: the content's digest, when the file's stat finds it
+        entry = entries[path] = records.known_entry(path) if records is not None else None
+        if entry is None:
+            (unknown if records is not None else misses).append(path)
+            continue
+        head = heads.get(entry) if heads is not None else None
         if head is not None:
             found[path] = ("head", (head, entry))
             continue
-        cached = entry.get() if entry is not None else None
+        cached = entry.get()
         if cached is None:
             misses.append(path)
         else:
@@ -529,8 +570,19 @@ def _read_all(paths: list[Path], records: RecordCache | None, report: list[str],
     from statbench.leaderboard.forkmap import processes
 
     workers = processes()
-    if records is not None and len(misses) >= PARALLEL_MIN and workers > 1:
-        found.update(_in_workers(misses, records, workers))
+    if records is not None and len(misses) + len(unknown) >= PARALLEL_MIN and workers > 1:
+        found.update(_in_workers(misses + unknown, records, workers))
+    for path in unknown:
+        if path not in found:  # few files, or no worker processes to be had: hashed here
+            entry = entries[path] = records.entry(path)
+            head = heads.get(entry) if heads is not None else None
+            cached = None if head is not None else entry.get()
+            if head is not None:
+                found[path] = ("head", (head, entry))
+            elif cached is not None:
+                found[path] = ("hit", cached)
+            else:
+                misses.append(path)
     for path in misses:
         if path not in found:  # few files, or no worker processes to be had
             record = _read_checked(path, report_of := [], [])
@@ -552,7 +604,9 @@ def _read_all(paths: list[Path], records: RecordCache | None, report: list[str],
             yield path, value, None, value[1].name
             continue
         if kind == "cached":  # kept by a worker: placed from its head, its record loaded when used
-            state, head, run = value
+            state, head, run, learnt = value
+            if learnt is not None:
+                records.digests.adopt(learnt[1], learnt[0])
             entry = RecordEntry(records, path, state)
             if heads is not None:
                 heads.learn(entry, head)
@@ -592,9 +646,14 @@ def collect(root: Path, verify: Verifier | None = None, records: RecordCache | N
         from statbench.leaderboard.rowheads import Heads
 
         heads = Heads(records, root)
-    for path, record, run, entry_name in _read_all(find_results(root), records, report, not_results, heads):
+    paths = find_results(root)
+    quiet = set(meant_for_repository(root, paths))
+    paths = [path for path in paths if path not in quiet]
+    for path, record, run, entry_name in _read_all(paths, records, report, not_results, heads):
         if run is not None:
             run_digests[run[0]] = run[1]
+            if records is not None:  # a run file a worker hashed: known by its stat from now on
+                records.digests.adopt(json.loads(run[0]), run[1])
         if isinstance(record, tuple):  # (head, entry): placed from its head, loaded when used
             head, entry = record
             ident = identity(head)
@@ -622,6 +681,7 @@ def collect(root: Path, verify: Verifier | None = None, records: RecordCache | N
             report.append(f"skipped {dropped.path}: same configuration as {kept.path}, which is shown: {why}")
     if heads is not None:
         heads.save()
+        file_digests("leaderboard").save()
     if not_results:
         shown = ", ".join(str(p.relative_to(root)) for p in not_results[:3])
         more = f" and {len(not_results) - 3} more" if len(not_results) > 3 else ""

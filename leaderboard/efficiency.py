@@ -4,7 +4,8 @@ was sent and what it cost) turned into columns, and the Pareto frontier of quali
 latency or cost.
 
 Measured, never estimated: a figure the result does not record is ``None`` here and a blank
-cell on the board, never 0. The record is read by key, whether the results type holds it as
+cell on the board, never 0. Every figure is the submitter's measurement: its column says it
+is declared (:data:`DECLARED`). The record is read by key, whether the results type holds it as
 a typed record or as a plain mapping."""
 
 from __future__ import annotations
@@ -64,11 +65,22 @@ def hardware_text(hardware) -> str | None:
     return ", ".join(parts) or None
 
 
+#: what every efficiency figure is on a board: the submitter's measurement, shown as declared
+#: (``--verify`` checks only that the figures agree with each other and with the run's
+#: splits: :mod:`statbench.scoring.efficiency_checks`, :mod:`.claims`)
+DECLARED = "declared: as the run that wrote the results measured it, not re-measured"
+
+
 @dataclass(frozen=True)
 class Column:
     key: str  #: sort key in the page's JSON (``e:KEY``)
     header: str
-    title: str  #: what the figure is, in the header's tooltip
+    what: str  #: what the figure is
+
+    @property
+    def title(self) -> str:
+        """The header's tooltip: what the figure is, and that it is declared."""
+        return f"{self.what} ({DECLARED})"
 
 
 #: the efficiency columns of every board, in order

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from statbench.data.filedigests import file_digests
 from statbench.errors import StatbenchError
 
 #: queries per page (the boards' rows per page)
@@ -55,12 +56,19 @@ class TaskTexts:
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("statbench.leaderboard.explorer"))
     _loaded: dict[str, tuple[object | None, str | None]] = field(default_factory=dict)
 
-    def identity(self) -> dict:
+    def identity(self, tasks=()) -> dict:
         """What the build's digest records of these data (a board is rendered again when the
-        folder or its files change)."""
+        folder or its files change: each file by its content). ``tasks``: the boards' tasks,
+        whose default folders are read when no folder is named for them (``default_folders``)."""
         out = {}
         for task, folder in sorted(self.data_dirs.items()):
             out[task] = [str(folder), _folder_state(Path(folder))]
+        if self.default_folders:
+            from statbench.storage.paths import data_root
+
+            for task in sorted(set(tasks) - set(self.data_dirs)):
+                folder = data_root() / task
+                out[task] = [str(folder), _folder_state(folder), "default"]
         return {"dirs": out, "default_folders": self.default_folders}
 
     def get(self, task: str, checksum: str):
@@ -95,9 +103,12 @@ class TaskTexts:
 
 
 def _folder_state(folder: Path) -> list:
+    """(relative name, sha256) of every file below ``folder``: its content, never its size
+    and times (:mod:`statbench.data.filedigests` finds it again by its stat only where that
+    provably identifies it)."""
+    digests = file_digests("leaderboard")
     try:
-        return sorted([str(p.relative_to(folder)), p.stat().st_size, p.stat().st_mtime_ns]
-                      for p in folder.rglob("*") if p.is_file())
+        return sorted([str(p.relative_to(folder)), digests.sha256(p)] for p in folder.rglob("*") if p.is_file())
     except OSError:
         return []
 

@@ -112,14 +112,17 @@ def build_export(results_dir, board: str, measures=(), selectors=(), baseline: s
     from statbench.commands.table_formats import Cell, PaperTable, Section, TableRow
     from statbench.errors import StatbenchError
     from statbench.leaderboard.collect import collect
+    from statbench.leaderboard.levels import LEVELS, SELF_REPORTED
     from statbench.leaderboard.site import (
         DEFAULT_BASELINE,
+        _annotate,
         _data_words,
         _pick_baseline,
         _reference_views,
         _significance,
         _task_info,
     )
+    from statbench.leaderboard.verdicts import VerdictReader
     from statbench.scoring.significance import ALPHA, primary_measure
 
     collected = collect(Path(results_dir), verify=verify)
@@ -142,6 +145,10 @@ def build_export(results_dir, board: str, measures=(), selectors=(), baseline: s
         rows, key=lambda r: (-(r.results.aggregate[tested].mean if tested in r.results.aggregate else float("-inf")),
                              labels[r.key])))}
     chosen = _select(collected, board, rows, labels, selectors, include_budget, notes)
+    verdicts = VerdictReader(notes)
+    for r in chosen:  # each row's level and card, as the board shows them (.levels)
+        _annotate(r, verdicts)
+        notes.extend(f"{labels[r.key]}: {problem}" for problem in r.problems)
     if not selectors:
         chosen.sort(key=lambda r: index[r.key])
     tests = {}
@@ -169,8 +176,10 @@ def build_export(results_dir, board: str, measures=(), selectors=(), baseline: s
             label += " (baseline)"
         if r.budget:
             label += f" (reduced budget: {r.budget})"
-        if r.verification is not None and r.verification.status != "verified":
-            label += " (unverified)"
+        if verify is not None:  # the level in words when anything was checked; else one footnote says
+            label += f" ({r.level.name})"
+        if r.card is not None and r.card.test_queries_seen:
+            label += " (test queries seen, declared)"
         return TableRow(label, tuple(cells))
 
     def reference_rows(views) -> tuple:
@@ -218,15 +227,20 @@ def build_export(results_dir, board: str, measures=(), selectors=(), baseline: s
         notes.append(f"no results of baseline {DEFAULT_BASELINE!r} on board {board!r}: no significance markers "
                      "(--baseline NAME picks another)")
     footnotes += apart_notes
-    checked = [r.verification for r in chosen if r.verification is not None]
-    verified = [v for v in checked if v.status == "verified"]
-    if verified:
+    verified = [r.verification for r in chosen if r.verification is not None and r.verification.status == "verified"]
+    if verify is None:
+        footnotes.append("All figures self-reported: exported without --verify, nothing was re-computed.")
+    else:
+        counts = {level: sum(1 for r in chosen if r.level.name == level) for level in LEVELS}
         dates = sorted({v.verified_on for v in verified if v.verified_on})
         versions = sorted({v.statbench_version for v in verified if v.statbench_version})
-        footnotes.append(f"{len(verified)} of the {len(chosen)} runs verified (re-scored from their run files"
-                         + (f" on {', '.join(dates)}" if dates else "")
-                         + (f" by statbench {', '.join(versions)}" if versions else "") + ")"
-                         + ("; rows marked 'unverified' could not be re-scored." if len(verified) < len(chosen) else "."))
+        footnotes.append("What was checked, in each row's label: "
+                         + ", ".join(f"{n} {level}" for level, n in counts.items() if n)
+                         + (f" (re-scored from their run files on {', '.join(dates)}" if dates else "")
+                         + (f" by statbench {', '.join(versions)}" if versions else "") + (")" if dates else "")
+                         + "; reproduced: re-run from its declared source with the same run file; re-scored: "
+                           "figures re-computed from its run file; "
+                         + f"{SELF_REPORTED}: nothing re-computed.")
     if any(r.budget for r in chosen):
         footnotes.append("Rows marked 'reduced budget' ran reduced settings, not the protocol's: "
                          "they are not the models' figures.")

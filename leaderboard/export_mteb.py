@@ -19,7 +19,15 @@ revision and task replaced.
 What is refused (one line, exit 2): an ``mteb:`` task result whose loader dropped items
 (statbench scored other queries or judgements than MTEB would) or of another dataset revision
 than the installed mteb's task; a result without its task's main score; two rows that would
-write one file."""
+write one file (names compared case-blind, as a case-insensitive file system does).
+
+**Paths.** The model name, revision and task name come from results files (a hostile one
+may hold anything): each becomes one path component only if it is a plain file name
+(:func:`path_component`: not empty, ``.``, ``..`` or hidden, no ``/ \\ : < > " | ? *``, no
+control or invisible character, no leading or trailing space, no trailing ``.``, no Windows
+device name, at most 200 bytes), and every file's final path, links in the existing part of
+``--output`` followed, must lie inside ``--output``. All of it is checked before anything is
+written: a refused export leaves no file, and no folder it created."""
 
 from __future__ import annotations
 
@@ -28,10 +36,15 @@ import os
 import re
 import shutil
 import tempfile
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
 NO_REVISION = "no_revision_available"  # MTEB's own word for a model without a revision
+#: the longest path component written (bytes of UTF-8; file systems allow 255)
+MAX_COMPONENT = 200
+_UNSAFE = frozenset('/\\:<>"|?*')
+_WINDOWS_DEVICE = re.compile(r"(?i)(con|prn|aux|nul|conin\$|conout\$|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?")
 
 
 @dataclass
@@ -41,7 +54,57 @@ class MtebExport:
 
 
 def _safe(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._=+-]+", "_", text).strip("_") or "model"
+    return re.sub(r"[^A-Za-z0-9._=+-]+", "_", text).strip("_.") or "model"
+
+
+def path_component(text: str, what: str, label: str) -> str:
+    """``text`` when it is a plain file name (see the module), else one line naming the row."""
+    from statbench.commands.table_formats import one_line
+    from statbench.errors import StatbenchError
+
+    problem = None
+    bad = next((ch for ch in text if ch in _UNSAFE), None)
+    if not text:
+        problem = "is empty"
+    elif text in (".", ".."):
+        problem = "names a folder (. or ..)"
+    elif bad is not None:
+        problem = f"holds {bad!r}"
+    elif any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in text):
+        problem = "holds a control or invisible character"
+    elif text.startswith("."):
+        problem = "starts with '.' (a hidden name)"
+    elif text != text.strip() or text.endswith("."):
+        problem = "starts or ends with a space, or ends with '.'"
+    elif _WINDOWS_DEVICE.fullmatch(text):
+        problem = "is a Windows device name"
+    elif len(text.encode("utf-8")) > MAX_COMPONENT:
+        problem = f"is longer than {MAX_COMPONENT} bytes"
+    if problem is not None:
+        raise StatbenchError(f"{one_line(label)}: its {what} {one_line(text)[:120]!r} {problem}: not a file name "
+                             "under --output; nothing exported")
+    return text
+
+
+def relative_path(name: str, revision: str, task_name: str, label: str) -> Path:
+    """``results/<name, '/' as '__'>/<revision>/<task>.json``, each part a checked file name."""
+    folder = path_component(name.replace("/", "__").replace(" ", "_"), "model name", label)
+    return (Path("results") / folder / path_component(revision, "revision", label)
+            / path_component(f"{path_component(task_name, 'task name', label)}.json", "task name", label))
+
+
+def check_inside(out: Path, relatives) -> None:
+    """Every file to write (and its ``model_meta.json``) lies inside ``out``, links in its
+    existing part followed; one line otherwise, before anything is written."""
+    from statbench.errors import StatbenchError
+
+    root = Path(out).resolve()
+    for relative in relatives:
+        for path in (out / relative, out / relative.parent / "model_meta.json"):
+            resolved = path.resolve()
+            if not resolved.is_relative_to(root):
+                raise StatbenchError(f"--output {out}: {relative.parent / path.name} would be written to {resolved}, "
+                                     "outside it (a link in the folder leads out): nothing exported")
 
 
 def model_identity(row, label: str) -> tuple[str, str, dict]:
@@ -161,24 +224,27 @@ def export_mteb(results_dir, board: str, out: Path, selectors=(), measures=(), i
         label = labels[row.key]
         name, revision, meta = model_identity(row, label)
         result = task_result_json(row, main_label, export.notes, label)
-        relative = Path("results") / name.replace("/", "__").replace(" ", "_") / revision / f"{result['task_name']}.json"
-        if relative in files:
-            raise StatbenchError(f"rows {files[relative][0]!r} and {label!r} would both be {relative} (one model, "
-                                 "revision and task): export them one at a time (--rows)")
+        relative = relative_path(name, revision, result["task_name"], label)
+        same = next((r for r in files if str(r).casefold() == str(relative).casefold()), None)
+        if same is not None:
+            raise StatbenchError(f"rows {files[same][0]!r} and {label!r} would both be {relative} (one model, "
+                                 "revision and task, names compared case-blind): export them one at a time (--rows)")
         files[relative] = (label, result, meta)
     if any(not row.results.task.name.startswith("mteb-") for row in chosen):
         export.notes.append(f"task {rows[0].task} is not an MTEB task: mteb's reader loads the files, MTEB's "
                             "leaderboard has no such task to show them under")
     out = Path(out)
+    check_inside(out, files)
+    created = next((p for p in reversed([out, *out.parents]) if not p.exists()), None)  # removed if refused
     out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".mteb-export-", dir=out))
     try:
-        for relative, (_, result, meta) in files.items():
-            target = staging / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(json.dumps(result, indent=2, ensure_ascii=False), "utf-8")
-            (target.parent / "model_meta.json").write_text(json.dumps(meta, indent=4, default=str), "utf-8")
-        check_readable(staging, {rel: result for rel, (_, result, _) in files.items()})
+        try:
+            check_readable(_staged(staging, files), {rel: result for rel, (_, result, _) in files.items()})
+        except BaseException:
+            if created is not None:
+                shutil.rmtree(created, ignore_errors=True)
+            raise
         for relative in files:
             for name in (relative.name, "model_meta.json"):
                 target = out / relative.parent / name
@@ -188,6 +254,16 @@ def export_mteb(results_dir, board: str, out: Path, selectors=(), measures=(), i
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return export
+
+
+def _staged(staging: Path, files: dict) -> Path:
+    """Every file written under ``staging``, as it will be under the output."""
+    for relative, (_, result, meta) in files.items():
+        target = staging / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(result, indent=2, ensure_ascii=False), "utf-8")
+        (target.parent / "model_meta.json").write_text(json.dumps(meta, indent=4, default=str), "utf-8")
+    return staging
 
 
 def check_readable(root: Path, expected: dict[Path, dict]) -> None:

@@ -1,24 +1,38 @@
-"""What a configuration is, as the installed plugins declare it: its identity (for rows,
-superseding and significance) and whether it ran a reduced budget.
+"""What a configuration is, from its own record alone: its identity (for rows, superseding
+and significance), its label's parameters and whether it ran a reduced budget. Nothing here
+asks which third-party plugins are installed (only statbench's own built-ins, which come with
+statbench, are read): a board built where a result's plugin is installed and one built where
+it is not (a results repository's CI) show the same rows, labels and keys.
 
-Identity rule: a model's parameters count only where they differ from the installed
-model's declared defaults. A parameter added later with a default that reproduces the old
-behaviour (``with_headings=False`` on BM25) therefore leaves the identity of results
-written before it unchanged, and the old and new results of one configuration are one
-row. A model that is not installed here (or whose recorded plugin is another
-distribution) keeps all its recorded parameters: nothing is assumed about it, and its
-recorded distribution is part of its identity (another distribution's ``bm25`` is never
-the installed ``bm25``'s row). Values compare in :func:`canonical` form: ``k1=1`` and
-``k1=1.0`` are one configuration.
+Identity rule: a model's parameters count only where they differ from the declared
+defaults the run recorded beside them (``model.defaults``). A parameter added later with a
+default that reproduces the old behaviour (``with_headings=False`` on BM25) therefore leaves
+the identity of results written before it unchanged, and the old and new results of one
+configuration are one row. A record written before ``defaults`` existed keeps all its
+recorded parameters (nothing is assumed about its defaults), but for one of statbench's own
+models, whose defaults are those statbench declares. For statbench's own models a
+parameter that differs from the default statbench declares counts as well: those
+declarations ship with statbench (the same wherever a board is built), and a record cannot
+restate a default to hide a setting. A model's recorded
+distribution, unless it is statbench's own, is part of its identity (another
+distribution's ``bm25`` is never statbench's ``bm25`` row). Values compare in
+:func:`canonical` form: ``k1=1`` and ``k1=1.0`` are one configuration.
 
-Budget rule: ``model.budget`` as the run recorded it; results written before that field
-existed are migrated on read from the installed model's ``Param(budget=...)``
-declarations (e.g. ``preset=cpu-small`` of dsr/gdsr), never from a list of names here.
+Budget rule: ``model.budget`` as the run recorded it. A record of one of statbench's own
+models that records none (written before the field existed, or edited) gets what that
+built-in's ``Param(budget=...)`` declarations make of its parameters (e.g.
+``preset=cpu-small`` of dsr/gdsr): they come with statbench itself, never from a plugin that
+happens to be installed. A third-party model's budget is only ever the recorded one.
 """
 
 from __future__ import annotations
 
+import json
+
 from statbench.results.record import ModelRecord, as_results
+
+#: the distribution of statbench's own models: recorded, but no part of a row's identity
+BUILTIN_DISTRIBUTION = "statbench"
 
 
 def _record_or_head(obj):
@@ -27,21 +41,9 @@ def _record_or_head(obj):
     return obj if isinstance(obj, RowHead) else as_results(obj)
 
 
-def declared(record: ModelRecord | None, kind: str):
-    """The installed class of ``record`` (``kind``: "retrievers" or "rerankers"), or None
-    when it is not installed or is provided by another distribution than the one recorded."""
-    if record is None:
-        return None
-    from statbench.registry.plugins import get_registry
-
-    entry = getattr(get_registry(), kind).get(record.name)
-    if entry is None:
-        return None
-    recorded = record.plugin.distribution if record.plugin is not None else None
-    installed = getattr(getattr(entry, "plugin", None), "distribution", None)
-    if recorded and installed and recorded != installed:
-        return None
-    return entry.cls
+def _is_builtin(record: ModelRecord) -> bool:
+    dist = record.plugin.distribution if record.plugin is not None else None
+    return bool(dist) and dist.strip().lower().replace("_", "-") == BUILTIN_DISTRIBUTION
 
 
 def canonical(value):
@@ -60,39 +62,53 @@ def canonical(value):
 
 
 def _same_value(a, b) -> bool:
-    import json
-
     try:
         return json.dumps(canonical(a), sort_keys=True) == json.dumps(canonical(b), sort_keys=True)
     except (TypeError, ValueError):
         return a == b
 
 
-def effective_params(record: ModelRecord, kind: str) -> dict:
-    """The parameters that make the configuration: those that differ from the installed
-    model's declared defaults (all of them when it is not installed), each in its
-    :func:`canonical` form."""
-    cls = declared(record, kind)
-    if cls is None:
-        return {k: canonical(v) for k, v in record.params.items()}
-    defaults = cls.defaults()
-    return {k: canonical(v) for k, v in record.params.items() if k not in defaults or not _same_value(defaults[k], v)}
+def effective_params(record: ModelRecord, kind: str = "retrievers") -> dict:
+    """The parameters that make the configuration, each in its :func:`canonical` form: those
+    that differ from the defaults the record holds (all of them in a record without
+    ``defaults``; a parameter without a recorded default always counts). For one of
+    statbench's own models, a parameter that differs from the default statbench declares for
+    it counts too, whatever the record says its default was: a record cannot hide a setting
+    of a built-in by restating its default (the built-ins ship with statbench, the same on
+    every machine that builds the board)."""
+    shipped = _builtin_defaults(kind, record)
+    defaults = record.defaults
+    if defaults is None:
+        # written before defaults were recorded: a built-in's are those statbench ships (its
+        # rows keep their labels); another distribution's are not known, so every one counts
+        defaults = shipped
+        if not shipped:
+            return {k: canonical(v) for k, v in record.params.items()}
+    return {k: canonical(v) for k, v in record.params.items()
+            if k not in defaults or not _same_value(defaults[k], v)
+            or (k in shipped and not _same_value(shipped[k], v))}
 
 
-def foreign_distribution(record: ModelRecord | None, kind: str) -> str | None:
-    """The recorded distribution of a model that is not the installed one of that name
-    (another distribution's model, or one not installed here): part of its identity, so
-    that two distributions' models of one name are never one row."""
-    if record is None or record.plugin is None or not record.plugin.distribution:
+def _builtin_defaults(kind: str, record: ModelRecord) -> dict:
+    if not _is_builtin(record):
+        return {}
+    cls = _builtin_class(kind, record.name)
+    return cls.defaults() if cls is not None else {}
+
+
+def distribution(record: ModelRecord | None) -> str | None:
+    """The recorded distribution of a model that is not one of statbench's own: part of its
+    identity, so that two distributions' models of one name are never one row."""
+    if record is None or record.plugin is None or not record.plugin.distribution or _is_builtin(record):
         return None
-    return None if declared(record, kind) is not None else record.plugin.distribution
+    return record.plugin.distribution
 
 
 def identity(results) -> dict:
-    """What makes a row (a :class:`Results`, or a results dict): model name and effective
-    parameters, reranker name and effective parameters, pool (and its file's sha256 where
-    recorded); the recorded distribution
-    of a model that is not the installed one of its name; the reduced budget it ran, if any.
+    """What makes a row (a :class:`Results`, or a results dict), from the record alone: model
+    name and effective parameters, reranker name and effective parameters, pool (and its
+    file's sha256 where recorded); the recorded distribution of a model that is not
+    statbench's own; the reduced budget it ran, if any.
     A :class:`~statbench.leaderboard.rowheads.RowHead` holds all of that too."""
     results = _record_or_head(results)
     reranker = results.reranker
@@ -105,11 +121,11 @@ def identity(results) -> dict:
     }
     if results.pool_sha256:  # two pools of one name built differently rank different candidates
         ident["pool_sha256"] = results.pool_sha256
-    # only where the model is not the installed one: identities of installed models stay as they were
-    dist = foreign_distribution(results.model, "retrievers")
+    # only for a model that is not statbench's own: identities of built-in models stay as they were
+    dist = distribution(results.model)
     if dist:
         ident["distribution"] = dist
-    dist = foreign_distribution(reranker, "rerankers")
+    dist = distribution(reranker)
     if dist:
         ident["reranker"]["distribution"] = dist
     reduced = budget(results)
@@ -118,13 +134,15 @@ def identity(results) -> dict:
     return ident
 
 
-def record_budget(record: ModelRecord | None, kind: str) -> str | None:
-    """The reduced budget one model ran: recorded, or migrated from its declarations."""
+def record_budget(record: ModelRecord | None, kind: str = "retrievers") -> str | None:
+    """The reduced budget one model ran: recorded, or (one of statbench's own models, whose
+    record says none: older than the field, or edited) what that built-in's declarations
+    make of its parameters."""
     if record is None:
         return None
-    if record.budget:
-        return record.budget
-    cls = declared(record, kind)
+    if record.budget or not _is_builtin(record):
+        return record.budget or None
+    cls = _builtin_class(kind, record.name)
     if cls is None:
         return None
     from statbench.contract.params import budget_of
@@ -132,9 +150,21 @@ def record_budget(record: ModelRecord | None, kind: str) -> str | None:
     return budget_of(record.params, cls.param_specs())
 
 
+def _builtin_class(kind: str, name: str):
+    """statbench's own class of ``name`` (``kind``: "retrievers" or "rerankers"), whatever
+    else is installed; None when statbench has none of that name."""
+    from statbench.registry.plugins import get_registry
+
+    for entry in get_registry().providers(kind, name):
+        dist = entry.plugin.distribution or ""
+        if dist.strip().lower().replace("_", "-") == BUILTIN_DISTRIBUTION:
+            return entry.cls
+    return None
+
+
 def budget(results) -> str | None:
     """The reduced budget of a result (first stage and reranker), e.g. ``preset=cpu-small``;
     None when it ran the protocol's settings."""
     results = _record_or_head(results)
-    parts = [b for b in (record_budget(results.model, "retrievers"), record_budget(results.reranker, "rerankers")) if b]
+    parts = [b for b in (record_budget(results.model), record_budget(results.reranker, "rerankers")) if b]
     return "; ".join(parts) or None

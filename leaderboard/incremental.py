@@ -7,9 +7,10 @@ The manifest is kept in the site's marker file (``.statbench-site``: its first l
 what the folder is, the rest is this JSON), one entry per board: the digest of everything
 that determines the board's files (statbench's version and the site's own code, the build
 options, the board's name and slug, every board's name and slug for the navigation, the
-installed task's declaration, and per row the results file's path, size, times and inode (as
-the record cache of :mod:`.records` keys it), the same of its run file and any reproduction
-file, its verification), the files it wrote with their sha256, and what the build said about
+installed task's declaration, and per row the results file's path and content (its sha256,
+found again by its stat only where that provably identifies it:
+:mod:`statbench.data.filedigests`), the same of its run file and any reproduction file, its
+verification), the files it wrote with their sha256, and what the build said about
 it (problems, notes, the index line). The state of those files as the build left them is kept
 beside, in the cache (:func:`read_states`).
 A manifest that does not read, or of another code version, is ignored: a full build."""
@@ -18,14 +19,15 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import json
 import os
 import stat as stat_module
-from importlib import resources
 from pathlib import Path
 
 from statbench import __version__
 from statbench.data.checksum import file_sha256
+from statbench.data.filedigests import file_digests
 
 MARKER = ".statbench-site"  #: the file that marks a built site (and holds the manifest)
 MARKER_TEXT = "built by statbench leaderboard build; this folder is replaced on each build\n"
@@ -35,32 +37,38 @@ _STATES_MAGIC = b"statbench-site-states 1\n"
 
 @functools.cache
 def code_digest() -> str:
-    """sha256 over statbench's version and the site's code, templates and static files, and
-    the significance code the boards' tests run: another version of any renders anew."""
+    """sha256 over statbench's version, every file of its core and of the leaderboard
+    (code, templates, static files, schemas: by name and content), and the versions of the
+    libraries that render and test the boards: other code renders anew."""
+    import statbench
+    import statbench.leaderboard
+
     digest = hashlib.sha256(__version__.encode())
-    package = resources.files("statbench.leaderboard")
-    for folder in (package, package.joinpath("templates"), package.joinpath("static")):
-        for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-            if entry.is_file() and entry.name.endswith((".py", ".html", ".css", ".js")):
-                digest.update(f"{folder.name}/{entry.name}\0".encode())
-                digest.update(entry.read_bytes())
-    from statbench.scoring import significance
+    for package in (statbench, statbench.leaderboard):
+        for root in map(Path, package.__path__):
+            for path in _code_files(root):
+                digest.update(f"{package.__name__}/{path.relative_to(root).as_posix()}\0".encode())
+                digest.update(hashlib.sha256(path.read_bytes()).digest())
+    import jinja2
+    import numpy
 
-    digest.update(Path(significance.__file__).read_bytes())
-    from statbench.leaderboard import stats
-
-    digest.update(Path(stats.__file__).read_bytes())
+    digest.update(f"jinja2 {jinja2.__version__}\0numpy {numpy.__version__}\0".encode())
+    # scipy (the boards' tests) is not imported here: its version file, found without importing it
+    spec = importlib.util.find_spec("scipy")
+    version = Path(spec.origin).parent / "version.py" if spec is not None and spec.origin else None
+    digest.update(b"scipy\0" + (version.read_bytes() if version is not None and version.is_file() else b"-"))
     return digest.hexdigest()
 
 
-def _stat(path: Path) -> list | None:
-    """What says a file changed without reading it: size, modification and change times,
-    inode (a file rewritten in place changes its ctime even when its mtime is set back)."""
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):  # ValueError: a name with a NUL (refused when the run is copied)
-        return None
-    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+def _code_files(root: Path) -> list[Path]:
+    """The files below a package folder that make its code (its sub-packages included,
+    ``__pycache__`` and hidden entries left out), sorted."""
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+        found += [Path(folder) / f for f in files if f.endswith((".py", ".html", ".css", ".js", ".json"))
+                  and not f.startswith(".")]
+    return sorted(found)
 
 
 def _task_declaration(task: str) -> str:
@@ -85,7 +93,9 @@ def _reproductions(folder: str, prefix: str, suffix: str) -> list[str]:
     return [os.path.join(folder, name) for name in sorted(names)]
 
 
-def _row_signature(row, results_root: Path) -> list:
+def _row_signature(row, results_root: Path, content) -> list:
+    """What a row's files are made of; ``content``: a file's sha256 (None: no such file), never
+    its size and times, which a same-size rewrite that sets them back keeps."""
     from statbench.scoring.reproduction import PREFIX, SUFFIX
 
     # strings and os.path, not pathlib: this runs for every row of every board at each build
@@ -102,11 +112,13 @@ def _row_signature(row, results_root: Path) -> list:
     reproductions = _reproductions(folder, PREFIX, SUFFIX)
     verification = getattr(row, "verification", None)
     return [
-        rel, row.key, _stat(path), None if run is None else [run, _stat(run)],
-        [[os.path.basename(p), _stat(p)] for p in reproductions],
+        rel, row.key, content(path), None if run is None else [run, content(run)],
+        [[os.path.basename(p), content(p)] for p in reproductions],
         None if verification is None else [verification.status, verification.reason, verification.verified_on,
                                            verification.statbench_version],
         list(row.problems), list(row.notes),
+        # what the build read beside the results file (its model card, its source.json) and made of it (its level)
+        repr(getattr(row, "card", None)), repr(getattr(row, "level", None)), repr(getattr(row, "source", None)),
     ]
 
 
@@ -114,10 +126,12 @@ def board_digest(name: str, slug: str, rows, options: dict, nav: list[dict], res
     """The digest of everything a board's files are made from (see the module's note)."""
     import orjson  # sorted JSON, a tenth of the standard library's time over 3,000 rows
 
+    content = file_digests("leaderboard").sha256
+
     text = orjson.dumps({
         "code": code_digest(), "options": options, "name": name, "slug": slug, "nav": nav,
         "task": _task_declaration(rows[0].task),
-        "rows": [_row_signature(row, Path(results_root)) for row in rows],
+        "rows": [_row_signature(row, Path(results_root), content) for row in rows],
     }, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
     return hashlib.sha256(text).hexdigest()
 

@@ -2,9 +2,11 @@
 again a results file it accepted before (reading and validating every file was ~95% of a
 rebuild in which nothing changed: bench/results/leaderboard_scale.md).
 
-An entry is keyed by the file's absolute path, device and inode, its size, modification and
-change times (a file rewritten in any way gets a new change time), and the version of the code that
-validated it (statbench's version, the results type and schema, the publishability checks).
+An entry is keyed by the file's absolute path and the sha256 of its content (found again by
+the file's stat only where that provably identifies the content:
+:mod:`statbench.data.filedigests`; a file changed keeping its size and times is hashed, not
+trusted), and the version of the code that validated it (statbench's version, the results
+type and schema, the publishability checks).
 Only records that passed every check are kept; a broken file is read, and reported, each time.
 
 An entry is two files: the record *without* its per-query scores (``NAME.pickle``: what a
@@ -28,6 +30,7 @@ import pickle
 import tempfile
 from pathlib import Path
 
+from statbench.data.filedigests import FileDigests, file_digests
 from statbench.errors import StatbenchError
 
 _MAGIC = b"statbench-record 2\n"
@@ -36,16 +39,17 @@ _QUERIES_MAGIC = b"statbench-queries 1\n"
 
 @functools.cache
 def _code_version() -> str:
-    from statbench import __version__
-    from statbench.results import jsonrecord, record
-    from statbench.scoring import publishable
+    """statbench's version and every file of the code that reads and checks a results file
+    (the results record, its schema, the scoring checks: by name and content)."""
+    from statbench import __version__, results, schemas, scoring
+    from statbench.leaderboard.incremental import _code_files
 
     digest = hashlib.sha256(__version__.encode())
-    for module in (record, jsonrecord, publishable):
-        digest.update(Path(module.__file__).read_bytes())
-    schema = Path(record.__file__).parent.parent / "schemas" / "results.schema.json"
-    if schema.is_file():
-        digest.update(schema.read_bytes())
+    for package in (results, schemas, scoring):
+        for root in map(Path, package.__path__):
+            for path in _code_files(root):
+                digest.update(f"{package.__name__}/{path.relative_to(root).as_posix()}\0".encode())
+                digest.update(hashlib.sha256(path.read_bytes()).digest())
     digest.update(Path(__file__).read_bytes())
     return digest.hexdigest()
 
@@ -157,6 +161,8 @@ class RecordCache:
         self.root = Path(root)
         self.hits = 0
         self.misses = 0
+        #: the content digests of the files read (:mod:`statbench.data.filedigests`)
+        self.digests = file_digests("leaderboard")
 
     @classmethod
     def default(cls) -> RecordCache:
@@ -168,16 +174,20 @@ class RecordCache:
         """The entry of this file as it is now (its state taken before it is read)."""
         return RecordEntry(self, Path(path))
 
+    def known_entry(self, path: Path) -> RecordEntry | None:
+        """The entry of this file when its content is known without reading it (its stat
+        finds its digest: :mod:`statbench.data.filedigests`), else None: the file is to be
+        read, and hashed by whoever reads it (a cold build's workers)."""
+        found = self.digests.known(path)
+        return None if found is None else RecordEntry(self, Path(path), (os.path.abspath(path), found[0]))
 
-def _state(path: Path) -> tuple | None:
-    """What says a file is the one validated: where it is (its absolute path, its device and
-    inode: no symbolic link is resolved, which cost a stat per folder of the path) and its
-    size, modification and change times."""
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return (os.path.abspath(path), st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+def _state(path: Path, digests: FileDigests | None = None) -> tuple | None:
+    """What says a file is the one validated: where it is (its absolute path: no symbolic
+    link is resolved, which cost a stat per folder of the path) and its content's sha256
+    (``digests``: the build's index, :meth:`RecordCache.digests`)."""
+    digest = (digests or file_digests("leaderboard")).sha256(path)
+    return None if digest is None else (os.path.abspath(path), digest)
 
 
 class QueryTable:
@@ -261,13 +271,13 @@ class Queries:
 
         path = self.entry.path
         changed = StatbenchError(f"{path} changed while the leaderboard was being built; build again")
-        if _state(path) != self.entry.state:
+        if _state(path, self.entry.cache.digests) != self.entry.state:
             raise changed
         try:
             record = Results.from_json(read_results(path))
         except (DataFormatError, ValueError, TypeError):
             raise changed from None
-        if _state(path) != self.entry.state:
+        if _state(path, self.entry.cache.digests) != self.entry.state:
             raise changed
         table = QueryTable.of(record.per_query)
         payload = table.to_bytes()
@@ -283,7 +293,7 @@ class RecordEntry:
 
     def __init__(self, cache: RecordCache, path: Path, state: tuple | None = None):
         self.cache, self.path = cache, path
-        self.state = _state(path) if state is None else state
+        self.state = _state(path, cache.digests) if state is None else state
         self.name = None
         if self.state is not None:
             self.name = hashlib.sha256("\0".join(map(str, (*self.state, _code_version()))).encode()).hexdigest()
@@ -324,7 +334,7 @@ class RecordEntry:
         """Keep a record that passed every check; (record without its per-query scores, their
         sha256) as kept (see :meth:`attach`), or None when it could not be kept (a file changed
         since its state was taken, a cache that cannot be written: no error)."""
-        if self.file is None or _state(self.path) != self.state:
+        if self.file is None or _state(self.path, self.cache.digests) != self.state:
             return None
         queries = QueryTable.of(record.per_query).to_bytes()
         sha256 = hashlib.sha256(queries).hexdigest()

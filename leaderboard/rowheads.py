@@ -56,13 +56,13 @@ def load_record(entry: RecordEntry) -> Results:
     if record is not None:
         return record
     changed = StatbenchError(f"{entry.path} changed while the leaderboard was being built; build again")
-    if _state(entry.path) != entry.state:
+    if _state(entry.path, entry.cache.digests) != entry.state:
         raise changed
     try:
         record = Results.from_json(read_results(entry.path))
     except (DataFormatError, ValueError, TypeError):
         raise changed from None
-    if check_results(record) or _state(entry.path) != entry.state:
+    if check_results(record) or _state(entry.path, entry.cache.digests) != entry.state:
         raise changed
     entry.put(record)
     return record

@@ -7,8 +7,8 @@ The key of a kept view is the sha256 of everything :func:`~statbench.leaderboard
 reads: the record's cache name (the results file's state as it was validated and the
 validating code: :class:`~statbench.leaderboard.records.RecordEntry`), the row's key,
 identity, path and results folder, its verification, its problems and notes, the measures
-shown and tested, the run file's link and the reproduction file's, and the site's code
-digest. A row whose record is not kept in the record cache (``entry_name`` None) is never
+shown and tested, the run file's link and the reproduction file's, its model card and source as read
+and its level, and the site's code digest. A row whose record is not kept in the record cache (``entry_name`` None) is never
 kept here. One file per board, framed with the sha256 of its payload and verified on read;
 a build keeps only the views it used. The views are kept pickled one by one and unpickled
 when used, so the caller's later changes to a view (its comparison, its label) never reach
@@ -38,7 +38,9 @@ class RowViews(KeptPerBoard):
         if row.entry_name is None:
             return None
         return self.digest(row.entry_name, row.key, row.identity, str(row.path), row.verification,
-                           list(row.problems), list(row.notes), run_href, reproduction, context)
+                           list(row.problems), list(row.notes), run_href, reproduction, context,
+                           getattr(row, "card", None), getattr(row, "level", None),
+                           getattr(row, "source", None))
 
     def get(self, key: str | None):
         """The kept view (a fresh copy), or None."""

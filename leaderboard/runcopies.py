@@ -13,9 +13,13 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import json
 import os
+import time
 from pathlib import Path
 
+from statbench.data.filedigests import file_digests, keepable
+from statbench.errors import StatbenchError
 from statbench.leaderboard.records import _read, _write_atomic
 
 #: level 1: ~2.5x faster than 6 on run files, ~15% larger
@@ -51,15 +55,15 @@ def prefill(results_file: Path, record, root: Path | None = None) -> tuple[str, 
         if source.is_symlink() or not source.is_file():
             return None
         source = source.resolve(strict=True)  # as the site names it (run_source), so the keys agree
-        key = state_key(source)
+        before, started = os.stat(source), time.time_ns()
         content = source.read_bytes()
-        if state_key(source) != key:
-            return None
+        after = os.stat(source)
     except OSError:
         return None
     sha256 = record.run_file.sha256
     if hashlib.sha256(content).hexdigest() != sha256:
         return None
+    key = keepable(source, before, after, started)  # None: changed while read, or too recent to be found by stat
     root = _root() if root is None else Path(root)
     entry = root / sha256[:2] / f"{sha256}.gz"
     check = entry.with_suffix(".sha256")
@@ -68,16 +72,7 @@ def prefill(results_file: Path, record, root: Path | None = None) -> tuple[str, 
         data = gzip_bytes(content)
         if _write_atomic(entry, data):
             _write_atomic(check, hashlib.sha256(data).hexdigest().encode() + b"\n")
-    return key, sha256
-
-
-def state_key(path: Path) -> str:
-    """A run file's state as :class:`RunDigests` keys it."""
-    import json
-    import os
-
-    st = os.stat(path)
-    return json.dumps([os.path.abspath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns])
+    return None if key is None else (json.dumps(key), sha256)
 
 
 def plain_content(path: Path, gzipped: bool = False) -> bytes:
@@ -96,7 +91,10 @@ def write_gzipped(source: Path, content_sha256: str, target: Path, root: Path | 
     check = entry.with_suffix(".sha256")
     data, recorded = _read(entry), _read(check)
     if data is None or recorded is None or hashlib.sha256(data).hexdigest().encode() != recorded.strip():
-        data = gzip_bytes(plain_content(source, gzipped))
+        content = plain_content(source, gzipped)
+        if hashlib.sha256(content).hexdigest() != content_sha256:
+            raise StatbenchError(f"{source} changed while the leaderboard was being built; build again")
+        data = gzip_bytes(content)
         if _write_atomic(entry, data):
             _write_atomic(check, hashlib.sha256(data).hexdigest().encode() + b"\n")
     # the checked entry itself, hard-linked (no data written: the cache writes an entry anew,
@@ -111,55 +109,25 @@ def write_gzipped(source: Path, content_sha256: str, target: Path, root: Path | 
     target.write_bytes(data)
 
 
-_DIGESTS_MAGIC = b"statbench-run-digests 1\n"
-
-
 class RunDigests:
-    """The sha256 of run files by their state (absolute path, device, inode, size,
-    modification and change times: the record cache's rule), so that a board rendered again
-    does not read again every unchanged run file to check it against its results. Kept in one
-    file that verifies on read (else ignored); :meth:`save` writes it when it changed, keeping
-    every file it knows (a run file that changed leaves a stale entry, never a wrong one)."""
+    """The sha256 of run files, so that a board rendered again does not read again every
+    unchanged run file to check it against its results: the build's index of file digests
+    (:mod:`statbench.data.filedigests`: a file is found by its stat only where that provably
+    identifies its content), with what the workers of a cold build hashed."""
 
-    def __init__(self, root: Path | None = None):
-        import json
-
-        from statbench.leaderboard.records import _unframed
-
-        self.file = (_root() if root is None else Path(root)) / "digests.json"
-        found = _unframed(_DIGESTS_MAGIC, _read(self.file))
-        known = {}
-        if found is not None:
-            try:
-                known = json.loads(found[1])
-            except ValueError:
-                known = {}
-        self.known = known if isinstance(known, dict) else {}
-        self.on_file = dict(self.known)
-        self.used: dict[str, str] = {}
+    def __init__(self):
+        self.index = file_digests("leaderboard")
 
     def sha256(self, path: Path) -> str:
-        from statbench.data.checksum import file_sha256
-
-        key = state_key(path)
-        digest = self.known.get(key)
-        if not isinstance(digest, str):
-            digest = file_sha256(path)
-            if state_key(path) != key:
-                return digest  # changed while it was read: not kept
-        self.used[key] = digest
+        digest = self.index.sha256(path)
+        if digest is None:
+            raise FileNotFoundError(f"{path}: not a readable file")
         return digest
 
     def learn(self, found: dict[str, str]) -> None:
         """Digests taken elsewhere in this build (the workers of a cold build: :func:`prefill`)."""
-        self.known.update(found)
+        for key, digest in found.items():
+            self.index.adopt(json.loads(key), digest)
 
     def save(self) -> None:
-        import json
-
-        from statbench.leaderboard.records import _framed
-
-        kept = {**self.known, **self.used}
-        if self.used and kept != self.on_file:
-            payload = json.dumps(kept, sort_keys=True, separators=(",", ":")).encode()
-            _write_atomic(self.file, _framed(_DIGESTS_MAGIC, payload))
+        self.index.save()

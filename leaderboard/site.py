@@ -17,21 +17,36 @@ import os
 import re
 import shutil
 import stat as stat_module
-import tempfile
+import sys
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from statbench import __version__
 from statbench.api import FAMILIES
+from statbench.data.atomic import folder_lock, reclaim, replace_dir, staging_dir
 from statbench.data.checksum import bytes_sha256, file_sha256
+from statbench.data.filedigests import file_digests
 from statbench.errors import StatbenchError
 from statbench.leaderboard.breakdowns import breakdown_sections
+from statbench.leaderboard.cardview import card_file, read_card, training
 from statbench.leaderboard.collect import FIRST_VERSION, Row, collect, is_bounded
 from statbench.leaderboard.efficiency import COLUMNS as EFFICIENCY_COLUMNS
 from statbench.leaderboard.efficiency import efficiency_cells
 from statbench.leaderboard.forkmap import split_map, start
 from statbench.leaderboard.fragments import signed
+from statbench.leaderboard.levels import DECLARED, LEVELS, MEANING, level_of
+from statbench.leaderboard.source import (
+    BUILTIN,
+    NOT_PUBLISHED,
+    SOURCE_FILE,
+    SourceRecord,
+    install_line,
+    published,
+    read_source,
+    unpublished_reasons,
+)
+from statbench.leaderboard.verdicts import VerdictReader
 from statbench.leaderboard.incremental import (
     MARKER,
     board_digest,
@@ -68,6 +83,9 @@ class BuildReport:
     boards: int = 0  #: task tables (a board of many rows spans several pages)
     problems: list[str] = field(default_factory=list)  #: warnings: broken results, unlinked run files
     notes: list[str] = field(default_factory=list)  #: superseded results, files that are not results
+    #: results files skipped as broken or inconsistent (``--strict`` fails on any, as ``check`` does)
+    skipped: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  #: rows refused by ``--verify``
     rendered: list[str] = field(default_factory=list)  #: boards rendered (the others kept the previous build's files)
 
 
@@ -222,8 +240,8 @@ def board_words(task: str, info: dict) -> str:
 
 def _pick_baseline(rows: list[Row], baseline: str) -> Row | None:
     """The row named ``baseline`` (model name, or ``model → reranker``); among several,
-    plain first stages (no reranker, no pool) with the registered default parameters
-    first (the installed model's before another distribution's of that name), then the stable
+    plain first stages (no reranker, no pool) with the recorded default parameters first
+    (statbench's own model before another distribution's of that name), then the stable
     identity order."""
     matches = [r for r in rows if baseline in (r.name, r.model.name)]
     matches.sort(key=lambda r: (r.reranker is not None, r.pool is not None, r.name != baseline,
@@ -325,10 +343,8 @@ def _aligned_column(row: Row, measure: str, order: list[str], placed: dict):
 
 
 def _short_params(row: Row, kind: str) -> str:
-    """Parameters that differ from the registered defaults (all of them if not registered,
-    or registered by another distribution than the one recorded)."""
-    # the row's identity says which: another distribution's model of an installed name is
-    # not measured against the installed one's defaults
+    """Parameters that differ from the defaults the result recorded (all of them in a result
+    written before defaults were recorded): the row's identity, read from its record alone."""
     params = row.identity["params"] if kind == "retrievers" else (row.identity.get("reranker") or {}).get("params", {})
     shown = dict(sorted(params.items()))
     return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v}" for k, v in shown.items())
@@ -353,6 +369,7 @@ def _row_view(row: Row, measures: list[dict], tested: str, run_href, results_roo
         {"group": group, "values": [(category, scores[tested]) for category, scores in sorted(values.items())
                                     if tested in scores]}
         for group, values in sorted((res.breakdown or {}).items())
+        if len(values) > 1  # one value (UK: every query has 3 relevant articles) says nothing
     ]
     plugin = row.model.plugin
     rr = row.reranker
@@ -369,6 +386,8 @@ def _row_view(row: Row, measures: list[dict], tested: str, run_href, results_roo
         "pool": row.pool,
         "family": row.family,
         "trained": row.trained,
+        "training": training(row.trained, getattr(row, "card", None)),
+        "seen": bool(getattr(row, "card", None) and row.card.test_queries_seen),
         "budget": row.budget or "",
         "multi_split": len(splits) > 1,
         "cells": cells,
@@ -377,6 +396,8 @@ def _row_view(row: Row, measures: list[dict], tested: str, run_href, results_roo
         "breakdown": [b for b in breakdown if b["values"]],
         "efficiency": efficiency_cells(res),
         "verification": verification_view(getattr(row, "verification", None)),
+        "level": level_view(getattr(row, "level", None)),
+        "card": None if getattr(row, "card", None) is None else [list(f) for f in row.card.fields],
         "provenance": {
             "statbench_version": res.statbench_version,
             "plugin": _plugin_text(plugin),
@@ -391,7 +412,8 @@ def _row_view(row: Row, measures: list[dict], tested: str, run_href, results_roo
             "components": [{"what": c.model or c.source, "sha256": c.run_sha256, "command": c.command or ""}
                            for c in getattr(res, "components", None) or ()],
             "command": res.command,
-            "reproduce": reproduce_command(res),
+            "reproduce": reproduce_line(res, getattr(row, "source", None)),
+            "source": source_words(res, getattr(row, "source", None)),
             "run_sha256": res.run_file.sha256,
             "run_href": run_href,
             "reproduction": reproduction,
@@ -407,6 +429,16 @@ def _row_view(row: Row, measures: list[dict], tested: str, run_href, results_roo
     }
 
 
+def level_view(level) -> dict | None:
+    """The badge of a row's level (:mod:`.levels`): ``name`` and its tooltip ``title``."""
+    return None if level is None else {"name": level.name, "title": level.title}
+
+
+def levels_legend() -> list[dict]:
+    """The levels' legend, highest first: what each one checked and did not."""
+    return [{"name": name, "meaning": MEANING[name]} for name in LEVELS]
+
+
 def verification_view(verification) -> dict | None:
     """The badge of a row's verification (None: the board was built without ``--verify``):
     ``status``, the badge's ``text`` and its tooltip ``title`` (the date and the statbench
@@ -416,8 +448,11 @@ def verification_view(verification) -> dict | None:
     if verification.status == "verified":
         title = (f"re-scored from its run file against the task's judgements on {verification.verified_on or '?'} "
                  f"by statbench {verification.statbench_version or '?'}: every figure agrees")
-        return {"status": "verified", "text": "verified", "title": title}
-    return {"status": verification.status, "text": verification.status, "title": verification.reason or ""}
+        covers = verification.covers()
+        return {"status": "verified", "text": "verified", "title": f"{title}; {covers}" if covers else title,
+                "checked": list(verification.checked), "declared": list(verification.declared)}
+    return {"status": verification.status, "text": verification.status, "title": verification.reason or "",
+            "checked": [], "declared": []}
 
 
 #: what a reproduce command puts in place of the recorded ``--data-dir``: an absolute path
@@ -425,25 +460,47 @@ def verification_view(verification) -> dict | None:
 DATA_DIR_PLACEHOLDER = "$HOME/statbench-data/{task}"
 
 
+def reproduce_line(res, source) -> str:
+    """What a stranger types to reproduce a row: the ``pip install`` of its recorded source
+    (``source``: the submission's :class:`~statbench.leaderboard.source.SourceRecord`, when
+    it is published and holds any third-party distribution), then :func:`reproduce_command`.
+    A source not published, or not recorded, installs nothing here: :func:`source_words` says
+    so beside the command, never a ``pip install`` of a distribution no index may hold."""
+    command = reproduce_command(res)
+    install = install_line(source, note=False) if isinstance(source, SourceRecord) else None
+    return f"{install} && {command}" if install else command
+
+
+def source_words(res, source) -> str:
+    """What the row's details say of its code's source ("" when the run used only
+    statbench's own plugins and nothing else is to be said)."""
+    if isinstance(source, SourceRecord):
+        if not published(source):
+            return f"{NOT_PUBLISHED}: {'; '.join(unpublished_reasons(source))}"
+        wheels = source.wheel_files()
+        return f"the wheel{'s' if len(wheels) > 1 else ''} {', '.join(wheels)} stored in its submission folder" \
+            if wheels else ""
+    if isinstance(source, str):  # a source.json that did not read
+        return f"{NOT_PUBLISHED}: {source}"
+    third = sorted({f"{plugin.distribution} {plugin.version or ''}".strip()
+                    for record in (res.task, res.model, res.reranker) if record is not None
+                    for plugin in (getattr(record, "plugin", None),)
+                    if plugin is not None and plugin.distribution and plugin.distribution != BUILTIN})
+    if not third:
+        return ""
+    return (f"source not recorded: {', '.join(third)} (installed where it ran; submit it to a results repository "
+            "with `statbench submit`, which records an installable source)")
+
+
 def reproduce_command(res) -> str:
-    """The command a stranger types to reproduce a row: ``pip install DIST==VERSION`` for
-    every third-party plugin the run used (task, model, reranker; statbench's own come
-    with statbench), then the recorded command with ``--data-dir`` pointing at an explicit
-    absolute folder instead of the author's path."""
+    """The recorded command as a stranger types it: ``--data-dir`` pointing at an explicit
+    absolute folder instead of the author's path (the plugins it needs: :func:`reproduce_line`)."""
     import shlex
 
-    installs = []
-    for record in (res.task, res.model, res.reranker):
-        plugin = getattr(record, "plugin", None) if record is not None else None
-        dist = plugin.distribution if plugin is not None else None
-        if dist and dist != "statbench" and plugin.version:
-            line = f"pip install {shlex.quote(f'{dist}=={plugin.version}')}"
-            if line not in installs:
-                installs.append(line)
     try:
         words = shlex.split(res.command)
     except ValueError:  # not shell syntax: shown as recorded
-        return " && ".join(installs + [res.command])
+        return res.command
     # the task's name from the results, quoted: only $HOME is left for the shell to expand
     placeholder = DATA_DIR_PLACEHOLDER.format(task=shlex.quote(res.task.name))
     out, skip = [], False
@@ -458,8 +515,7 @@ def reproduce_command(res) -> str:
             out.append(f"--data-dir={placeholder}")
         else:
             out.append(shlex.quote(word))
-    command = " ".join(out)
-    return " && ".join(installs + [command])
+    return " ".join(out)
 
 
 def _plugin_text(plugin) -> str:
@@ -689,7 +745,9 @@ def _row_data(v: dict) -> dict:
         "rr": None if not v.get("reranker") else [v["reranker"]["name"], v["reranker"]["params"]],
         "base": False,
         "source": v.get("source") or "",
-        "trained": _trained_text(v["trained"]),
+        "trained": v.get("training", _trained_text(v["trained"])),
+        "lvl": None if not v.get("level") else [v["level"]["name"], v["level"]["title"]],
+        "seen": bool(v.get("seen")),
         "budget": v.get("budget") or "",
         "eff": [[c["text"], c["title"]] for c in v.get("efficiency") or []] or None,
         "effv": {c["key"]: c["value"] for c in v.get("efficiency") or [] if c["value"] is not None},
@@ -803,9 +861,9 @@ def _task_page(name: str, rows: list[Row], baseline: str, measure: str | None, d
         v["label"] = labels.get(v["key"], v["name"])
     tested_index = labels_all.index(tested)
 
-    def order(v):
+    def order(v):  # rows that saw test queries (declared) after the ranked ones
         value = v["cells"][tested_index]["mean"]
-        return (value is None, -(value or 0.0), v["reference"], v["label"])
+        return (bool(v.get("seen")), value is None, -(value or 0.0), v["reference"], v["label"])
 
     table = sorted(views + refs, key=order)
     sig_rows = sorted(
@@ -864,13 +922,18 @@ def _task_page(name: str, rows: list[Row], baseline: str, measure: str | None, d
         "has_pool": any(v["pool"] for v in table),
         "has_folds": any(v.get("multi_split") for v in views),
         "has_trained": any(v["trained"] for v in views),
+        "has_seen": any(v.get("seen") for v in views),
+        "has_levels": any(v.get("level") for v in views),
+        "levels": levels_legend(),
+        "declared": DECLARED,
         "charts": _charts(charted, refs, info["measures"], tested, labels),
         "pareto": pareto_charts([(row.key, point) for row, (_, _, point) in zip(rows, made)], tested, labels),
         "breakdowns": breakdown_sections(charted, labels, tested),
         "eff_columns": EFFICIENCY_COLUMNS,
         "charted": len(charted) if len(charted) < len(rows) else 0,
         "blob": blob,
-        "best": next((v for v in table if not v["reference"]), None),
+        # the index names the best row that saw no test query (such rows are out of the ranking)
+        "best": next((v for v in table if not v["reference"] and not v.get("seen")), None),
         "tested_index": tested_index,
     }
 
@@ -879,28 +942,22 @@ def _task_page(name: str, rows: list[Row], baseline: str, measure: str | None, d
 
 
 def _prepare_out(out_dir: Path) -> Path:
-    """A fresh temporary folder beside ``out_dir``; refuses to replace a folder that is
-    neither empty nor a site built by this command."""
+    """A fresh staging folder beside ``out_dir``, once what killed builds left there is
+    reclaimed (``out_dir``'s lock held: :func:`build_site`); refuses to replace a folder
+    that is neither empty nor a site built by this command."""
     if out_dir.exists():
         if not out_dir.is_dir():
             raise StatbenchError(f"{out_dir} exists and is not a folder")
         if any(out_dir.iterdir()) and not (out_dir / MARKER).is_file():
             raise StatbenchError(f"{out_dir} is not empty and was not built by `statbench leaderboard build`; "
                                  "refusing to replace it (choose another --out)")
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".tmp", dir=out_dir.parent))
-    tmp.chmod(0o755)  # mkdtemp makes it private; a site is meant to be served
-    return tmp
+    reclaim(out_dir)
+    return staging_dir(out_dir)
 
 
 def _swap_in(tmp: Path, out_dir: Path) -> None:
-    old = None
-    if out_dir.exists():
-        old = Path(f"{tmp}.old")
-        out_dir.rename(old)
-    tmp.rename(out_dir)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+    """The new site in place of the old one in one step: never a moment without a site."""
+    replace_dir(tmp, out_dir)
 
 
 def build_site(results_dir, out_dir, baseline: str = DEFAULT_BASELINE, measure: str | None = None,
@@ -918,16 +975,21 @@ def build_site(results_dir, out_dir, baseline: str = DEFAULT_BASELINE, measure: 
         collected = collect(results_dir, verify=verify, records=RecordCache.default())
     gc.freeze()  # the records read: out of the cycle collector's sight while the boards are rendered
     try:
-        return _build_from(collected, results_dir, out_dir, baseline, measure, copy_runs, page_size, explorer)
+        # one build at a time into one folder: a second waits, saying so (or stops in one line)
+        with folder_lock(out_dir, what="another build", on_wait=lambda line: print(f"note: {line}", file=sys.stderr)):
+            report = _build_from(collected, results_dir, out_dir, baseline, measure, copy_runs, page_size, explorer)
     finally:
         gc.unfreeze()
+    file_digests("leaderboard").save()  # the inputs' digests this build took (.filedigests)
+    return report
 
 
 def _build_from(collected, results_dir: Path, out_dir: Path, baseline: str, measure: str | None, copy_runs: bool,
                 page_size: int, explorer=None) -> BuildReport:
     """The site from the collected rows (see :func:`build_site`)."""
     tasks = collected.boards
-    report = BuildReport(out_dir=out_dir, problems=collected.problems, notes=list(collected.notes))
+    report = BuildReport(out_dir=out_dir, problems=collected.problems, notes=list(collected.notes),
+                         skipped=list(collected.problems))
     _drop_refused(tasks, report)
     if measure is not None and tasks:
         known = sorted({m.label for rows in tasks.values() for row in rows for m in row.results.measures})
@@ -942,7 +1004,8 @@ def _build_from(collected, results_dir: Path, out_dir: Path, baseline: str, meas
         slugs = _board_slugs(tasks)
         nav = [{"name": name, "slug": task_slug} for name, task_slug in slugs.items()]
         options = {"baseline": baseline, "measure": measure, "copy_runs": copy_runs, "page_size": page_size,
-                   "explorer": explorer.identity() if explorer is not None else None}
+                   "explorer": explorer.identity({rows[0].task for rows in tasks.values()}) if explorer is not None
+                   else None}
         context = {"version": __version__, "tasks": nav}
         boards, summaries = {}, []
         digests = None  # the run files' sha256 by state (.runcopies), read when a board is rendered
@@ -1148,19 +1211,43 @@ def _row_bodies(env, page: dict, tmp: Path, task_slug: str, results_dir: Path) -
 
 def _drop_refused(tasks: dict[str, list[Row]], report: BuildReport) -> None:
     """A refused row (a figure its run file does not give) never reaches the site, whoever
-    collected it: each is one problem line, and a board left empty is not written."""
+    collected it: each is one problem line, and a board left empty is not written. Each
+    row kept is given its level and its model card (:func:`_annotate`)."""
+    verdicts = VerdictReader(report.notes, digests=file_digests("leaderboard"))
     for name in list(tasks):
         kept = []
         for row in tasks[name]:
             verification = getattr(row, "verification", None)
             if verification is not None and verification.status == "refused":
                 report.problems.append(f"{name}: refused {row.path}: {verification.reason}")
+                report.refused.append(str(row.path))
             else:
+                _annotate(row, verdicts)
                 kept.append(row)
         if kept:
             tasks[name] = kept
         else:
             del tasks[name]
+
+
+def _annotate(row: Row, verdicts: VerdictReader) -> None:
+    """A row's level (what this build checked, with the reproduction verdict recorded for
+    its files), its model card (a submission's, shown as declared) and its code's source (a
+    submission's ``source.json``; a string: why it did not read): all part of what its view
+    is made of (.rowviews, .incremental)."""
+    row.level = level_of(getattr(row, "verification", None), verdicts.of(row.path))
+    row.source = None
+    if os.path.isfile(os.path.join(os.path.dirname(os.fspath(row.path)), SOURCE_FILE)):
+        try:
+            row.source = read_source(row.path.parent)
+        except StatbenchError as exc:
+            row.source = str(exc).splitlines()[0]
+            row.problems.append(f"its source is not shown: {row.source}")
+    row.card = None
+    if card_file(row.path) is not None:
+        row.card, problem = read_card(row.path, row.results)
+        if problem:
+            row.problems.append(problem)
 
 
 def _write(path: Path, text: str) -> None:

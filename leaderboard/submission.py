@@ -9,6 +9,10 @@ Layout (like mteb/results: a pull request adds folders, never edits another's)::
         run.trec.gz                 its run.trec, gzipped (run_file.sha256 is the sha256 of the
                                     uncompressed file)
         model_card.json             validated by schemas/model_card.schema.json
+        source.json                 where the third-party plugins' code can be installed from
+                                    (:mod:`statbench.leaderboard.source`); absent in submissions
+                                    made before it was recorded ("source not recorded")
+        NAME-VERSION-….whl          a wheel source.json names, stored beside the run
 
 TASK, MODEL-LABEL and CONFIG are what ``statbench run`` names its default output folder
 after (:func:`location_of`): a folder says which result it holds, and
@@ -21,13 +25,14 @@ import functools
 import gzip
 import hashlib
 import json
-import shlex
 import zlib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from statbench.errors import DataFormatError, StatbenchError
+from statbench.leaderboard.claims import command_disagreement, command_words
+from statbench.leaderboard.source import SOURCE_FILE, SourceRecord, read_source, source_problems
 from statbench.results.record import Results
 
 REPOSITORY_MARKER = "statbench-results.json"
@@ -35,6 +40,7 @@ REPOSITORY_FORMAT = 1
 #: the folder of a repository holding the submissions
 RESULTS_DIR = "results"
 RESULTS_FILE, RUN_FILE, CARD_FILE = "results.json", "run.trec.gz", "model_card.json"
+#: the files every submission holds (besides source.json and the wheels it names)
 SUBMISSION_FILES = (RESULTS_FILE, RUN_FILE, CARD_FILE)
 CARD_VERSION = 1
 #: problems shown in one error line
@@ -47,12 +53,14 @@ class SubmissionError(StatbenchError):
 
 @dataclass(frozen=True)
 class Submission:
-    """One submitted result: its folder, the record, the gzipped run file, the model card."""
+    """One submitted result: its folder, the record, the gzipped run file, the model card
+    and its code source (None: "source not recorded", a submission older than source.json)."""
 
     folder: Path
     results: Results
     run_path: Path
     model_card: dict
+    source: SourceRecord | None = None
 
 
 @dataclass(frozen=True)
@@ -95,6 +103,12 @@ def check_repository(root) -> Path:
     return root
 
 
+def is_submission_file_name(name: str) -> bool:
+    """Whether a file of this name may be in a submission folder (which wheels may is for
+    its source.json to say: :func:`read_submission`)."""
+    return name in SUBMISSION_FILES or name == SOURCE_FILE or (name.endswith(".whl") and not name.startswith("."))
+
+
 def submission_folders(root) -> list[Path]:
     """Every ``results/TASK/LABEL/CONFIG`` folder of a repository, sorted (hidden staging
     folders of an interrupted ``submit`` left out)."""
@@ -122,7 +136,7 @@ def location_of(results: Results) -> Location:
 
     label = config_folder_name(model_label(results))
     fallback_task = config_folder_name(results.task.name)
-    words = _command_words(results.command)
+    words = command_words(results.command)
     if words is None:
         raise SubmissionError(f"the recorded command {results.command!r} is not a 'statbench run' command line: "
                               "the result cannot be placed (a submission is a statbench run's output)")
@@ -134,50 +148,10 @@ def location_of(results: Results) -> Location:
         folder = default_output_dir(request)
     except StatbenchError as exc:
         return Location(fallback_task, label, None, str(exc))
-    disagreement = _command_disagreement(request, results)
+    disagreement = command_disagreement(request, results)
     if disagreement:
         raise SubmissionError(f"the recorded command {results.command!r} does not describe this result: {disagreement}")
     return Location(folder.parent.name, label, folder.name)
-
-
-def _command_words(command: str) -> list[str] | None:
-    """``run ...`` of a ``statbench run ...`` command line, or None."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return None
-    if len(words) < 2 or Path(words[0]).name != "statbench" or words[1] != "run":
-        return None
-    return words[1:]
-
-
-def _command_disagreement(request, results: Results) -> str | None:
-    """What the command asks for that the record does not hold (names as registered)."""
-    from statbench.leaderboard.identity import canonical
-    from statbench.registry.plugins import get_registry
-
-    registry = get_registry()
-    task = registry.get("tasks", request.task).name
-    if task != results.task.name:
-        return f"task {task!r}, not {results.task.name!r}"
-    if request.pool:
-        if request.pool != results.pool:
-            return f"pool {request.pool!r}, not {results.pool!r}"
-    else:
-        model = registry.get("retrievers", request.model).name
-        if results.pool or model != results.model.name:
-            return f"model {model!r}, not {results.model.name!r}"
-    reranker = registry.get("rerankers", request.reranker).name if request.reranker else None
-    recorded = results.reranker.name if results.reranker else None
-    if reranker != recorded:
-        return f"reranker {reranker!r}, not {recorded!r}"
-    for kind, asked, record in (("parameter", request.params, results.model),
-                                ("reranker parameter", request.reranker_params, results.reranker)):
-        for key, value in asked.items():
-            held = record.params.get(key) if record is not None else None
-            if canonical(held) != canonical(value):
-                return f"{kind} {key}={value!r}, recorded as {held!r}"
-    return None
 
 
 def location_problem(folder: Path, results: Results) -> str | None:
@@ -228,7 +202,9 @@ def card_parameters(results: Results) -> dict:
 def card_problems(card, results: Results) -> list[str]:
     """The schema's problems, then the card's disagreements with the result: its
     ``parameters`` must be the recorded ones, its ``budget`` the reduced budget the result
-    ran (absent when it ran the protocol's settings)."""
+    ran (absent when it ran the protocol's settings), its ``training_data`` not "none" for a
+    model the result records as trained on the task's training queries. The rest of a card
+    (source, licence, hardware, ...) is the submitter's word: declared."""
     problems = card_errors(card)
     if problems:
         return problems
@@ -242,6 +218,9 @@ def card_problems(card, results: Results) -> list[str]:
                         + ("does not say so" if said is None else f"says {said!r}"))
     elif said and not ran:
         problems.append(f"budget: the card says {said!r} but the result ran the protocol's settings")
+    if results.model.trained and card["training_data"].strip().lower() == "none":
+        problems.append("training_data: 'none', but results.json records a model trained on the task's training "
+                        "queries (model.trained)")
     return problems
 
 
@@ -277,12 +256,13 @@ def gunzipped_sha256(path: Path) -> str:
 
 
 def read_submission(folder, *, check_run: bool = True) -> Submission:
-    """One submission folder, read strictly: exactly the three files (regular files, no
-    links); results.json by the strict reader plus the publishability checks; the model
-    card by its schema and in agreement with the result; the folder where this result
-    goes; and (``check_run``) the run file a complete gzip whose content hashes to
-    ``run_file.sha256``. Any problem is one ``DataFormatError``/``SubmissionError`` line
-    naming the folder or file."""
+    """One submission folder, read strictly: exactly the three files, plus source.json and
+    the wheels it names when there is one (regular files, no links); results.json by the
+    strict reader plus the publishability checks; the model card by its schema and in
+    agreement with the result; source.json strictly (each wheel hashed) and in agreement
+    with the result's plugins; the folder where this result goes; and (``check_run``) the
+    run file a complete gzip whose content hashes to ``run_file.sha256``. Any problem is
+    one ``DataFormatError``/``SubmissionError`` line naming the folder or file."""
     from statbench.scoring.publishable import read_publishable
 
     folder = Path(folder)
@@ -292,18 +272,23 @@ def read_submission(folder, *, check_run: bool = True) -> Submission:
     missing = [name for name in SUBMISSION_FILES if name not in present]
     if missing:
         raise SubmissionError(f"{folder}: missing {', '.join(missing)} (a submission holds {', '.join(SUBMISSION_FILES)})")
-    unexpected = sorted(set(present) - set(SUBMISSION_FILES))
+    for name in (*SUBMISSION_FILES, SOURCE_FILE):
+        if name in present and (present[name].is_symlink() or not present[name].is_file()):
+            raise SubmissionError(f"{present[name]}: not a regular file")
+    source = read_source(folder) if SOURCE_FILE in present else None
+    allowed = {*SUBMISSION_FILES, *((SOURCE_FILE, *source.wheel_files()) if source else ())}
+    unexpected = sorted(set(present) - allowed)
     if unexpected:
         raise SubmissionError(f"{folder}: unexpected {', '.join(map(repr, unexpected))} (a submission holds only "
-                              f"{', '.join(SUBMISSION_FILES)})")
-    for name in SUBMISSION_FILES:
-        if present[name].is_symlink() or not present[name].is_file():
-            raise SubmissionError(f"{present[name]}: not a regular file")
+                              f"{', '.join(sorted(allowed))})")
     results = read_publishable(present[RESULTS_FILE])
     card = read_json_strict(present[CARD_FILE])
     problems = card_problems(card, results)
     if problems:
         raise DataFormatError(present[CARD_FILE], "; ".join(problems[:SHOWN_PROBLEMS]))
+    problems = source_problems(source, results) if source else []
+    if problems:
+        raise DataFormatError(present[SOURCE_FILE], "; ".join(problems[:SHOWN_PROBLEMS]))
     where = location_problem(folder, results)
     if where:
         raise SubmissionError(f"{folder}: {where}")
@@ -313,4 +298,4 @@ def read_submission(folder, *, check_run: bool = True) -> Submission:
         if actual != results.run_file.sha256:
             raise DataFormatError(run_path, f"its content hashes to {actual[:12]}…, not to the "
                                             f"{results.run_file.sha256[:12]}… results.json records")
-    return Submission(folder=folder, results=results, run_path=run_path, model_card=card)
+    return Submission(folder=folder, results=results, run_path=run_path, model_card=card, source=source)

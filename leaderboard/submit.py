@@ -1,9 +1,13 @@
 """``statbench submit OUTPUT_DIR... --to RESULTS_REPO``: finished runs into a results
 repository (:mod:`statbench.leaderboard.submission` has the layout), each as
-``results/TASK/LABEL/CONFIG/`` with results.json (a byte copy), run.trec.gz and a model
-card. Every output set is checked before anything is written: one refused, none written.
-Only click is imported here; the work loads when the command runs. A built-in plugin
-(entry point ``submit``), registered through the ``register_commands`` hook."""
+``results/TASK/LABEL/CONFIG/`` with results.json (a byte copy), run.trec.gz, a model
+card and source.json (where the third-party plugins' code can be installed from,
+:mod:`statbench.leaderboard.source`; a wheel it names is stored beside it). Every output
+set is checked before anything is written: one refused, none written. Each folder is
+staged beside its target and renamed into place under the target's lock; what a killed
+submit left there is reclaimed by the next one. Only click is imported here; the work
+loads when the command runs. A built-in plugin (entry point ``submit``), registered
+through the ``register_commands`` hook."""
 
 from __future__ import annotations
 
@@ -58,17 +62,22 @@ class _Prepared:
                                                 "badged as such.")
 @click.option("--interactive/--no-interactive", default=None,
               help="Ask for missing card fields [default: when the input is a terminal].")
+@click.option("--index-url", metavar="URL",
+              help="The package index (PEP 503 simple API) asked whether a plugin's installed version is "
+                   "published there [default: $PIP_INDEX_URL, else https://pypi.org/simple].")
 def submit(output_dirs, repo, card_file, model_name, model_version, hub_id, revision, local, n_parameters,
-           training_data, test_queries_seen, hardware, licence, authors, paper, budget_ok, interactive):
+           training_data, test_queries_seen, hardware, licence, authors, paper, budget_ok, interactive, index_url):
     """Add finished runs (statbench run output folders) to a results repository, each with
-    its gzipped run file and a model card; refuses, writing nothing, if any one is refused."""
+    its gzipped run file, a model card and the source of the plugins it used (the index
+    version, a git commit, or a wheel stored beside it; else "source not published");
+    refuses, writing nothing, if any one is refused."""
     flags = {"model_name": model_name, "model_version": model_version, "hub_id": hub_id, "revision": revision,
              "local": local, "n_parameters": n_parameters, "training_data": training_data,
              "test_queries_seen": test_queries_seen, "hardware": hardware, "licence": licence,
              "authors": list(authors) or None, "paper": paper}
     ask = sys.stdin.isatty() if interactive is None else interactive
     for line in submit_outputs(list(output_dirs), repo, card_file=card_file, flags=flags, budget_ok=budget_ok,
-                               ask=ask):
+                               ask=ask, index_url=index_url, on_wait=lambda line: click.echo(line, err=True)):
         click.echo(line)
 
 
@@ -78,9 +87,15 @@ def register_commands(cli):
 
 
 def submit_outputs(output_dirs: list[Path], repo: Path, *, card_file: Path | None = None, flags: dict | None = None,
-                   budget_ok: bool = False, ask: bool = False) -> list[str]:
-    """Check every output set, build the card, then write each submission as a unit.
-    Returns what was done, one line per output set and a summary."""
+                   budget_ok: bool = False, ask: bool = False, index_url: str | None = None,
+                   on_wait=None) -> list[str]:
+    """Check every output set, build the card, find the plugins' source, then write each
+    submission as a unit. Returns what was done: one line per plugin distribution's
+    source, one per output set and a summary. ``on_wait`` is told (one line) when another
+    submit is writing the same folder and this one waits for it."""
+    import tempfile
+
+    from statbench.leaderboard.source_finder import SourceFinder
     from statbench.leaderboard.submission import SubmissionError, card_problems, check_repository
 
     repo = check_repository(repo)
@@ -106,12 +121,18 @@ def submit_outputs(output_dirs: list[Path], repo: Path, *, card_file: Path | Non
             raise SubmissionError(f"{where} for {item.output_dir}: {'; '.join(problems[:3])}")
         cards.append(card)
     for item, card in zip(prepared, cards):  # before anything is written: a refusal writes nothing
-        _check_target(item, card)
-    lines, added = [], 0
-    for item, card in zip(prepared, cards):
-        done = _write(item, card)
-        added += done == "added"
-        lines.append(f"{done}: {item.target.relative_to(repo).as_posix()} (from {item.output_dir})")
+        _check_target(item, card, None)
+    with tempfile.TemporaryDirectory(prefix="statbench-submit-") as work:
+        finder = SourceFinder(Path(work), index_url)
+        sources = [finder.sources_of(item.results) for item in prepared]
+        lines = list(dict.fromkeys(f"source: {note}" for found in sources for note in found.notes))
+        for item, card, found in zip(prepared, cards, sources):
+            _check_target(item, card, found)
+        added = 0
+        for item, card, found in zip(prepared, cards, sources):
+            done = _write(item, card, found, on_wait)
+            added += done == "added"
+            lines.append(f"{done}: {item.target.relative_to(repo).as_posix()} (from {item.output_dir})")
     lines.append(f"{added} submission(s) added to {repo}"
                  + ("; commit the new folders and open a pull request" if added else ""))
     return lines
@@ -161,19 +182,30 @@ def _check_budgets(prepared: list[_Prepared], budget_ok: bool, ask: bool) -> Non
                           "(or the card's \"budget\") to submit it badged as such")
 
 
-def _check_target(item: _Prepared, card: dict) -> None:
+def _check_target(item: _Prepared, card: dict, found) -> None:
     """A pull request adds folders, never edits another's: an existing folder must hold
-    exactly what would be written (then it is left as it is)."""
+    exactly what would be written (then it is left as it is). ``found`` (the sources, or
+    None before they are looked for) is compared too."""
     from statbench.leaderboard.submission import SubmissionError
+    from statbench.leaderboard.source import SOURCE_FILE
 
-    if item.target.exists() or item.target.is_symlink():
-        if not _same_submission(item, card):
-            raise SubmissionError(f"{item.target}: already holds another submission of this configuration; a "
+    target = item.target
+    if target.exists() or target.is_symlink():
+        same = _same_submission(item, card, found)
+        if same is None:
+            raise SubmissionError(f"{target}: holds this submission without its {SOURCE_FILE} (made by an older "
+                                  "statbench); remove the folder and submit again to record its source")
+        if not same:
+            raise SubmissionError(f"{target}: already holds another submission of this configuration; a "
                                   "submission adds a folder and never replaces one (remove it first if it is yours)")
 
 
-def _same_submission(item: _Prepared, card: dict) -> bool:
+def _same_submission(item: _Prepared, card: dict, found) -> bool | None:
+    """Whether ``item.target`` holds this very submission (its results, card, run and,
+    once ``found``, source; a stored wheel by its name, not its bytes: a rebuild of the
+    same code need not give the same bytes); None when it does, but without a source."""
     from statbench.errors import StatbenchError
+    from statbench.leaderboard.source import SOURCE_FILE, read_source
     from statbench.leaderboard.submission import (
         CARD_FILE,
         RESULTS_FILE,
@@ -184,14 +216,31 @@ def _same_submission(item: _Prepared, card: dict) -> bool:
     )
 
     target = item.target
-    if target.is_symlink() or not target.is_dir() or sorted(p.name for p in target.iterdir()) != sorted(SUBMISSION_FILES):
+    if target.is_symlink() or not target.is_dir():
+        return False
+    names = {p.name for p in target.iterdir()}
+    if not set(SUBMISSION_FILES) <= names:
         return False
     try:
-        return ((target / RESULTS_FILE).read_bytes() == item.results_path.read_bytes()
+        if not ((target / RESULTS_FILE).read_bytes() == item.results_path.read_bytes()
                 and (target / CARD_FILE).read_text("utf-8") == card_text(card)
-                and gunzipped_sha256(target / RUN_FILE) == item.results.run_file.sha256)
+                and gunzipped_sha256(target / RUN_FILE) == item.results.run_file.sha256):
+            return False
+        if SOURCE_FILE not in names:
+            return None if names == set(SUBMISSION_FILES) else False
+        held = read_source(target)
     except (OSError, UnicodeDecodeError, StatbenchError):
         return False
+    if names != {*SUBMISSION_FILES, SOURCE_FILE, *held.wheel_files()}:
+        return False
+    return found is None or _without_hashes(held) == _without_hashes(found.record)
+
+
+def _without_hashes(record):
+    import dataclasses
+
+    return dataclasses.replace(record, distributions=tuple(dataclasses.replace(d, sha256=None)
+                                                           for d in record.distributions))
 
 
 # --- the model card ------------------------------------------------------------------------------
@@ -324,54 +373,85 @@ def _card_for(common: dict, item: _Prepared, budget_said: bool) -> dict:
 
 # --- writing -------------------------------------------------------------------------------------
 
-def _write(item: _Prepared, card: dict) -> str:
-    """Stage the three files beside the target and rename the folder into place:
-    "added", or "unchanged" when the identical submission is already there."""
+def _write(item: _Prepared, card: dict, found, on_wait=None) -> str:
+    """Stage the files beside the target (results.json, run.trec.gz, model_card.json,
+    source.json and the wheels it names), then, holding the target's lock, rename the
+    folder into place: "added", or "unchanged" when the identical submission is already
+    there. Leftovers of a killed submit of this folder are reclaimed first; a submit
+    writing the same folder meanwhile is waited for."""
     import contextlib
     import gzip
     import hashlib
     import os
     import shutil
-    import uuid
 
-    from statbench.data.atomic import fsync_dir
+    from statbench.data.atomic import folder_lock, fsync_dir, reclaim, staging_dir
     from statbench.errors import DataFormatError
+    from statbench.leaderboard.source import SOURCE_FILE, read_source, source_text
     from statbench.leaderboard.submission import CARD_FILE, RESULTS_FILE, RUN_FILE, SubmissionError, card_text
 
     target = item.target
-    if target.exists():
-        return "unchanged"  # _check_target found the identical submission there
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging = target.with_name(f".{target.name}.staging-{uuid.uuid4().hex[:12]}")
-    staging.mkdir()
-    try:
-        results_bytes = item.results_path.read_bytes()
-        _write_file(staging / RESULTS_FILE, results_bytes)
-        digest = hashlib.sha256()
-        with open(staging / RUN_FILE, "wb") as raw:
-            # no file name, time 0: the same run gives the same bytes
-            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as gz, \
-                    open(item.run_source, "rb") as source:
-                for chunk in iter(lambda: source.read(1 << 20), b""):
-                    digest.update(chunk)
-                    gz.write(chunk)
-            raw.flush()
-            os.fsync(raw.fileno())
-        if digest.hexdigest() != item.results.run_file.sha256:
-            raise DataFormatError(item.run_source, "changed while it was being submitted; nothing was written")
-        if item.results_path.read_bytes() != results_bytes:
-            raise DataFormatError(item.results_path, "changed while it was being submitted; nothing was written")
-        _write_file(staging / CARD_FILE, card_text(card).encode("utf-8"))
-        fsync_dir(staging)
+    with folder_lock(target, on_wait=on_wait, what="another submit"):
+        reclaim(target)
+        _reclaim_beside(target)
+        if target.exists() or target.is_symlink():
+            _check_target(item, card, found)  # another submit may have added it meanwhile
+            return "unchanged"  # the identical submission is there
+        staging = staging_dir(target)
         try:
-            os.rename(staging, target)  # refused when another submission appeared there meanwhile
-        except OSError:
-            raise SubmissionError(f"{target}: appeared while this submission was written; nothing was replaced") from None
-        fsync_dir(target.parent)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            shutil.rmtree(staging)
+            results_bytes = item.results_path.read_bytes()
+            _write_file(staging / RESULTS_FILE, results_bytes)
+            digest = hashlib.sha256()
+            with open(staging / RUN_FILE, "wb") as raw:
+                # no file name, time 0: the same run gives the same bytes
+                with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as gz, \
+                        open(item.run_source, "rb") as source:
+                    for chunk in iter(lambda: source.read(1 << 20), b""):
+                        digest.update(chunk)
+                        gz.write(chunk)
+                raw.flush()
+                os.fsync(raw.fileno())
+            if digest.hexdigest() != item.results.run_file.sha256:
+                raise DataFormatError(item.run_source, "changed while it was being submitted; nothing was written")
+            if item.results_path.read_bytes() != results_bytes:
+                raise DataFormatError(item.results_path, "changed while it was being submitted; nothing was written")
+            _write_file(staging / CARD_FILE, card_text(card).encode("utf-8"))
+            for name, built in found.wheels.items():
+                _write_file(staging / name, built.read_bytes())
+            _write_file(staging / SOURCE_FILE, source_text(found.record).encode("utf-8"))
+            read_source(staging)  # what is published reads back (each wheel hashed again)
+            fsync_dir(staging)
+            try:  # the target is absent (checked under the lock); a rename never replaces a folder with content
+                os.rename(staging, target)
+            except OSError:
+                raise SubmissionError(f"{target}: appeared while this submission was written; nothing was "
+                                      "replaced") from None
+            fsync_dir(target.parent)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                shutil.rmtree(staging)
     return "added"
+
+
+def _reclaim_beside(target: Path) -> None:
+    """Reclaim what killed submits left beside the other configurations of this label
+    (each under its own lock, skipped while another submit holds it)."""
+    import re
+
+    from statbench.data.atomic import FolderBusyError, folder_lock, reclaim
+
+    names = set()
+    for entry in target.parent.iterdir():
+        match = re.fullmatch(r"\.(.+)\.(?:staging|old|v|link)-[0-9a-f-]+", entry.name)
+        if match and match.group(1) != target.name:
+            names.add(match.group(1))
+    for name in sorted(names):
+        try:
+            with folder_lock(target.parent / name, timeout=0):
+                reclaim(target.parent / name)
+        except FolderBusyError:
+            continue
 
 
 def _write_file(path: Path, data: bytes) -> None:

@@ -5,10 +5,14 @@ A row is **verified** when its run file hashes to what its results record, the l
 data is the version it was scored on (data checksum, loader version, pool checksum, the
 measures' definitions) and every figure it claims (aggregate mean and std, each split's
 scores and size, the pooled means, each query's scores, each breakdown) equals the
-re-scored one to 1e-9. It is **unverifiable** when that cannot be done here (no run file;
-no local data, or data of another version) and **refused** when a figure differs or the run
-file is not the run the results name: one line names the file, the measure, the split or
-query, the claimed and the re-scored figure.
+re-scored one to 1e-9, and every other claim it makes that can be checked holds (its data
+facts, its run within the corpus and the pool it claims, its recorded command, its
+efficiency figures against the splits: :mod:`.claims`); what cannot be checked is listed as
+declared (:attr:`Verification.declared`). It is **unverifiable** when that cannot be done
+here (no run file; no local data, or data of another version) and **refused** when a figure
+differs, another claim is false or the run file is not the run the results name: one line
+names the file, the measure, the split or query, the claimed and the re-scored figure (or
+the claim, and what the data, the run or the command say).
 
 Re-scoring is ``statbench evaluate``'s own code (:func:`~statbench.scoring.evaluate_file.
 evaluate_rankings`, what ``evaluate_run_file`` scores with), against each task loaded once
@@ -42,6 +46,8 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Literal
 
 from statbench.errors import StatbenchError
+from statbench.leaderboard import claims
+from statbench.leaderboard.claims import FACTS_FILE, RunFacts
 
 VerificationStatus = Literal["verified", "unverifiable", "refused"]
 
@@ -64,6 +70,23 @@ class Verification:
     verified_on: str | None = None
     #: the statbench version that verified it
     statbench_version: str | None = None
+    #: what a verified row's badge covers, checked against the data, the run and the
+    #: command (words of :mod:`.claims`: "figures", "data facts", "run within corpus", ...)
+    checked: tuple[str, ...] = ()
+    #: what the row shows that was only read from the submitter ("efficiency", "cost",
+    #: "hardware", "timings", ...): to be shown as declared
+    declared: tuple[str, ...] = ()
+
+    def covers(self) -> str:
+        """What a verified row's badge covers, in words for its tooltip: ``checked: figures,
+        data facts, ...; declared (not re-measured): efficiency, hardware, ...`` ('' for a row
+        that is not verified: it covers nothing)."""
+        if self.status != "verified":
+            return ""
+        parts = [f"checked: {', '.join(self.checked)}"] if self.checked else []
+        if self.declared:
+            parts.append(f"declared (not re-measured): {', '.join(self.declared)}")
+        return "; ".join(parts)
 
 
 @dataclass
@@ -111,7 +134,7 @@ class _DataKey:
         from statbench.storage.keys import verification_entry
 
         return verification_entry(self.task, self.version, run_sha256, self.checksum, self.measures, splits,
-                                  evaluation_version=self.evaluation, required=(SCORES_FILE,))
+                                  evaluation_version=self.evaluation, required=(SCORES_FILE, FACTS_FILE))
 
 
 @dataclass
@@ -188,16 +211,75 @@ class Verifier:
                                  f"{results.run_file.sha256[:12]}…, the file {run.sha256[:12]}…): it is not the run "
                                  "these figures were scored from")
         try:
-            rescored = self._rescored(results, local, run, Path(results_path))
+            rescored, facts = self._rescored(results, local, run, Path(results_path))
         except StatbenchError as exc:  # e.g. a run of another task, a split these data lack
             return self._refused(f"{where}: its run file could not be re-scored: {_first_line(exc)}")
         differences = compare_figures(results, rescored)
         if differences:
             more = f" (and {len(differences) - 1} more figure(s) differ)" if len(differences) > 1 else ""
             return self._refused(f"{where}: {differences[0]}{more}")
+        try:
+            problems, checked, declared = self._claims(results, local, run, facts, Path(results_path))
+        except StatbenchError as exc:  # e.g. a pool file that cannot be read
+            return self._refused(f"{where}: its claims could not be checked: {_first_line(exc)}")
+        if problems:
+            more = f" (and {len(problems) - 1} more claim(s) disagree)" if len(problems) > 1 else ""
+            return self._refused(f"{where}: {problems[0]}{more}")
         from statbench import __version__
 
-        return Verification("verified", None, self.today, __version__)
+        return Verification("verified", None, self.today, __version__, checked=tuple(checked),
+                            declared=tuple(declared))
+
+    def _claims(self, results, local: _LocalTask, run: _RunFile, facts: RunFacts,
+                results_path: Path) -> tuple[list[str], list[str], list[str]]:
+        """Every claim of a row whose figures agree, beyond them (:mod:`.claims`): the
+        problems (one line each), the claims checked, those only declared."""
+        loaded, info = local.loaded, local.loaded.info
+        checked, declared = [claims.FIGURES, claims.DATA_FACTS, claims.RUN_IN_CORPUS], []
+        if results.efficiency is not None:
+            checked.append(claims.EFFICIENCY_AGREES)
+        problems = claims.data_fact_problems(results, loaded)
+        request = claims.command_request(results)
+        depth = request.rerank_depth if request is not None and results.reranker is not None else None
+        problems += claims.run_problems(facts, results, info, depth)
+        if results.pool is not None:
+            if results.pool_sha256 is None:  # the pool reranked cannot be told from another of its name
+                declared.append(claims.POOL)
+            else:
+                checked.append(claims.RUN_IN_POOL)
+                problem = self._pool_problem(results, local, run, depth)
+                if problem:
+                    problems.append(problem)
+        if request is not None:
+            checked.append(claims.COMMAND)
+            problem = claims.command_problem(request, results)
+            if problem:
+                problems.append(problem)
+        else:
+            declared.append(claims.COMMAND)
+        problems += claims.efficiency_data_problems(results, loaded)
+        has_card = (results_path.parent / "model_card.json").is_file()
+        return problems, checked, claims.declared_claims(results, has_card) + declared
+
+    def _pool_problem(self, results, local: _LocalTask, run: _RunFile, depth: int | None) -> str | None:
+        """Whether the run lies within the frozen pool it claims (the pool file's sha256 is
+        the one claimed: :func:`_other_version`), from the cache when this run was checked
+        against this pool at this rerank depth (``None``: not reranked, the whole pool)."""
+        from statbench.data.runfile import read_run
+        from statbench.loading.pools import pool_files
+        from statbench.storage.cache import cached
+
+        path = pool_files(results.task.name, local.data_folder)[results.pool]
+        entry = claims.pool_entry(results.task.name, run.sha256, results.pool_sha256, depth)
+
+        def build(staging: Path) -> None:
+            with run.plain() as plain:
+                rankings = run.rankings(plain)
+            problem = claims.pool_problem(rankings, read_run(path), results.pool, depth)
+            (staging / claims.POOL_FILE).write_text(json.dumps({"problem": problem}, ensure_ascii=False), "utf-8")
+
+        cached(entry, build)
+        return json.loads(entry.read_bytes(claims.POOL_FILE).decode("utf-8"))["problem"]
 
     def _unverifiable(self, reason: str) -> Verification:
         return Verification("unverifiable", reason)
@@ -263,7 +345,8 @@ class Verifier:
             self.rescored += 1
         else:
             self.cache_hits += 1
-        return EvaluatedRun.from_json(parse_strict(entry.read_bytes(SCORES_FILE).decode("utf-8")))
+        return (EvaluatedRun.from_json(parse_strict(entry.read_bytes(SCORES_FILE).decode("utf-8"))),
+                RunFacts.read(entry.read_bytes(FACTS_FILE).decode("utf-8")))
 
     def _rescore_ahead(self, current: Path) -> None:
         """Re-score into the cache, in worker processes, every other row of ``ahead`` not yet
@@ -351,9 +434,13 @@ def _fill(entry, scoring, run: _RunFile, split_names: list[str], log, before=Non
 
         if before is not None:
             before()
+        task = scoring()
         with run.plain() as plain:
-            scores = evaluate_rankings(plain, run.rankings(plain), scoring(), split_names, log, run_sha256=run.sha256)
+            rankings = run.rankings(plain)
+            facts = RunFacts.of(rankings, task.data.query_ids, task.corpus)  # before scoring puts them in order
+            scores = evaluate_rankings(plain, rankings, task, split_names, log, run_sha256=run.sha256)
         (staging / SCORES_FILE).write_text(json.dumps(scores.to_json(), ensure_ascii=False), encoding="utf-8")
+        (staging / FACTS_FILE).write_text(json.dumps(facts.to_json(), ensure_ascii=False), encoding="utf-8")
         built.append(True)
 
     cached(entry, build)
@@ -423,13 +510,14 @@ def _first_line(exc: BaseException) -> str:
 
 def evaluation_version() -> str:
     """The version of the code that re-scores a run: statbench's evaluation code (every
-    module ``statbench evaluate``'s scoring imports, by source) and ir-measures."""
+    module ``statbench evaluate``'s scoring imports, by source), ir-measures and the format
+    of the run's facts cached beside its figures."""
     import ir_measures
 
     from statbench.scoring import evaluate_file
     from statbench.storage.keys import code_version
 
-    return f"{code_version(evaluate_file)}+ir_measures-{ir_measures.__version__}"
+    return f"{code_version(evaluate_file)}+ir_measures-{ir_measures.__version__}+run-facts-{claims.FACTS_FORMAT}"
 
 
 def find_run_file(results_path: Path, name: str) -> Path | None:

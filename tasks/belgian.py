@@ -16,8 +16,10 @@ LEVELS = (
     ("titre", "title"), ("chapitre", "chapter"), ("section", "section"), ("paragraphe", "paragraph"),
 )
 _KEYWORDS = "|".join(re.escape(k) for k, _ in LEVELS)
-# Split only before a heading keyword: headings themselves contain commas.
-_SPLIT = re.compile(rf"\s*[,;|›]\s*(?=(?:{_KEYWORDS})\b)", re.IGNORECASE)
+# Split only before a heading keyword: headings themselves contain commas. The white space
+# around a separator is stripped from the parts afterwards, not matched here: a leading
+# ``\s*`` would be tried from every space of a long run of spaces (quadratic time).
+_SPLIT = re.compile(rf"[,;|›](?=\s*(?:{_KEYWORDS})\b)", re.IGNORECASE)
 PATH_SEPARATOR = " › "
 
 

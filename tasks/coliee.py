@@ -5,7 +5,10 @@
   (``(Fundamental Principles)``, the line before its article) or article line
   (``Article 3-2  text``; following ``(2) ...`` / ``(i) ...`` lines continue it). Deleted
   articles (``Article 208  Deleted``, ``Articles 38 to 84  Deleted``) are not in the
-  corpus: each such line is one item of ``TaskData.dropped``.
+  corpus: each such line is one item of ``TaskData.dropped``. A deleted range lies between
+  the articles around it (it starts above every number read before it and ends below the
+  next article; after the last article it names at most as many articles as the file
+  holds), with numbers of at most 9 digits; anything else is refused with its line.
 - ``riteval_<YEAR>_en.xml``, one per bar-exam year: ``<pair id=.. label=..>`` with ``<t1>``
   (the relevant articles' text, each starting a line with ``Article N``) and ``<t2>`` (the
   statement: the query). The relevant article numbers are read from ``<t1>``; the
@@ -21,7 +24,9 @@ every result and its corpus checksum differs, so the two never share a board).
 
 from __future__ import annotations
 
+import bisect
 import logging
+import math
 import re
 import xml.parsers.expat
 from dataclasses import dataclass
@@ -52,11 +57,60 @@ _YEAR = re.compile(r"riteval_([HR]\d{2})_en\.xml")
 _T1_ARTICLE = re.compile(rf"Article\s+({_NUMBER})(?=[\s(]|$)")
 
 
+#: digits of a number in a deleted range (the Code has about a thousand articles)
+MAX_NUMBER_DIGITS = 9
+
+
+class Deletions:
+    """The articles the Code file says are deleted, each with the line saying so. A range
+    (``Articles 38 to 84  Deleted``) is kept as a range, never expanded one number at a
+    time, and is bounded by the articles around it (:func:`read_civil_code`): one line of
+    the file can never make the reader allocate without bound."""
+
+    def __init__(self):
+        self.single: dict[str, int] = {}
+        #: (first, last, line), in the file's order, which is increasing (:func:`_checked_range`)
+        self.ranges: list[tuple[int, int, int]] = []
+
+    def __getitem__(self, number: str) -> int:
+        """The line deleting article ``number`` (``KeyError``: not deleted)."""
+        if number in self.single:
+            return self.single[number]
+        if _plain(number) and self.ranges:
+            value = int(number)
+            at = bisect.bisect_right(self.ranges, (value, math.inf, math.inf)) - 1
+            if at >= 0 and self.ranges[at][0] <= value <= self.ranges[at][1]:
+                return self.ranges[at][2]
+        raise KeyError(number)
+
+    def __contains__(self, number: str) -> bool:
+        try:
+            self[number]
+        except KeyError:
+            return False
+        return True
+
+    def __len__(self) -> int:
+        return len(self.single) + sum(last - first + 1 for first, last, _ in self.ranges)
+
+
+def _plain(number: str) -> bool:
+    """A number a range can hold: ASCII digits as ``str(int)`` writes them (``"5"``, not
+    ``"05"`` nor ``"5-2"``), within :data:`MAX_NUMBER_DIGITS`."""
+    return number.isascii() and number.isdigit() and len(number) <= MAX_NUMBER_DIGITS and str(int(number)) == number
+
+
+def _main_number(number: str) -> int | None:
+    """An article number's main part (``"3-2"`` -> 3); ``None`` when it is not a plain number."""
+    head = number.split("-", 1)[0]
+    return int(head) if _plain(head) else None
+
+
 @dataclass(frozen=True)
 class CivilCode:
     articles: dict[str, Document]
     #: article number -> the line saying it is deleted
-    deleted: dict[str, int]
+    deleted: Deletions
 
 
 def read_civil_code(path: Path, dropped: list[str], captions: bool = True) -> CivilCode:
@@ -66,7 +120,11 @@ def read_civil_code(path: Path, dropped: list[str], captions: bool = True) -> Ci
     lines = read_text(path).split("\n")
     articles: dict[str, Document] = {}
     first_line: dict[str, int] = {}
-    deleted: dict[str, int] = {}
+    deleted = Deletions()
+    #: the highest (main) article number read so far, deleted or not, and its line
+    highest: tuple[int, int] | None = None
+    #: a deleted range whose upper end the next article bounds: (first, last, line)
+    pending: tuple[int, int, int] | None = None
     headings: dict[str, str] = {}
     caption: tuple[int, str] | None = None
     current: dict | None = None  # the article being read: number, caption, lines, headings
@@ -89,12 +147,20 @@ def read_civil_code(path: Path, dropped: list[str], captions: bool = True) -> Ci
         if deleted_match:
             finish()
             numbers = _deleted_numbers(path, lineno, deleted_match)
-            for number in numbers:
-                if number in first_line or number in deleted:
-                    raise DataFormatError(path, f"article {number} is deleted here but already read on line "
-                                          f"{first_line.get(number, deleted.get(number))}", lineno)
-                deleted[number] = lineno
-            what = " ".join(line.split()[:-1]) + (f" ({len(numbers)} articles)" if len(numbers) > 1 else "")
+            if isinstance(numbers, tuple):  # a range: bounded by the articles around it
+                pending = _checked_range(path, lineno, numbers, highest, first_line, deleted)
+                deleted.ranges.append((*numbers, lineno))
+                count = numbers[1] - numbers[0] + 1
+                highest = (numbers[1], lineno)
+            else:
+                for number in numbers:
+                    if number in first_line or number in deleted:
+                        raise DataFormatError(path, f"article {number} is deleted here but already read on line "
+                                              f"{first_line.get(number) or deleted[number]}", lineno)
+                    deleted.single[number] = lineno
+                    highest = _higher(highest, number, lineno)
+                count = len(numbers)
+            what = " ".join(line.split()[:-1]) + (f" ({count} articles)" if count > 1 else "")
             with_caption = f", with its caption {caption[1]!r}" if caption else ""
             dropped.append(f"{path.name} line {lineno}: {what} deleted{with_caption}: not in the corpus")
             caption = None
@@ -105,7 +171,11 @@ def read_civil_code(path: Path, dropped: list[str], captions: bool = True) -> Ci
             number, text = article.group(1), article.group(2).strip()
             if number in first_line or number in deleted:
                 raise DataFormatError(path, f"duplicate article {number} (first on line "
-                                      f"{first_line.get(number, deleted.get(number))})", lineno)
+                                      f"{first_line.get(number) or deleted[number]})", lineno)
+            if pending is not None:
+                _bounded_by_next(path, pending, number, lineno)
+                pending = None
+            highest = _higher(highest, number, lineno)
             if not text:
                 raise DataFormatError(path, f"article {number} has no text", lineno)
             first_line[number] = lineno
@@ -140,18 +210,64 @@ def read_civil_code(path: Path, dropped: list[str], captions: bool = True) -> Ci
     finish()
     if not articles:
         raise DataFormatError(path, "no articles (no line 'Article <number> <text>')")
+    if pending is not None and pending[1] - pending[0] + 1 > len(articles):
+        first, last, at = pending
+        raise DataFormatError(path, f"the deleted range {first} to {last} follows the last article and names "
+                              f"{last - first + 1} articles, more than the {len(articles)} articles of the file: a "
+                              "range is bounded by the articles around it", at)
     return CivilCode(articles=articles, deleted=deleted)
 
 
-def _deleted_numbers(path: Path, lineno: int, match: re.Match) -> list[str]:
+def _higher(highest: tuple[int, int] | None, number: str, lineno: int) -> tuple[int, int] | None:
+    main = _main_number(number)
+    if main is None or (highest is not None and highest[0] >= main):
+        return highest
+    return main, lineno
+
+
+def _checked_range(path: Path, lineno: int, numbers: tuple[int, int], highest: tuple[int, int] | None,
+                   first_line: dict[str, int], deleted: Deletions) -> tuple[int, int, int]:
+    """A deleted range must start above every article number read before it (the Code is
+    in order); what is left to check once the next article is read (its upper end)."""
+    first, last = numbers
+    if highest is not None and first <= highest[0]:
+        earlier = {**first_line, **deleted.single}
+        hit = next((n for n in earlier if _plain(n) and first <= int(n) <= last), None)
+        if hit is None:
+            hit = next((str(max(a, first)) for a, b, _ in deleted.ranges if a <= last and first <= b), None)
+        if hit is not None:
+            line = earlier.get(hit) or deleted[hit]
+            raise DataFormatError(path, f"article {hit} is deleted here but already read on line {line}", lineno)
+        raise DataFormatError(path, f"the deleted range {first} to {last} does not follow the articles before it "
+                              f"(article {highest[0]} on line {highest[1]}): a range is bounded by the articles "
+                              "around it", lineno)
+    return first, last, lineno
+
+
+def _bounded_by_next(path: Path, pending: tuple[int, int, int], number: str, lineno: int) -> None:
+    """The article after a deleted range must be numbered above it (one inside it is a
+    duplicate, refused before this)."""
+    first, last, at = pending
+    main = _main_number(number)
+    if main is None or main <= last:
+        raise DataFormatError(path, f"the deleted range {first} to {last} (line {at}) is not below the next article, "
+                              f"{number}: a range is bounded by the articles around it", lineno)
+
+
+def _deleted_numbers(path: Path, lineno: int, match: re.Match) -> list[str] | tuple[int, int]:
+    """The articles one deletion line names: a list of numbers, or ``(first, last)`` for a
+    range (never expanded: see :class:`Deletions`)."""
     first, joiner, last = match.group(1), match.group(2), match.group(3)
     if joiner is None:
         return [first]
     if joiner == "and":
         return [first, last]
-    if "-" in first or "-" in last or int(last) <= int(first):
-        raise DataFormatError(path, f"cannot read the deleted range {first} {joiner} {last}", lineno)
-    return [str(n) for n in range(int(first), int(last) + 1)]
+    if not (_plain(first) and _plain(last)) or int(last) <= int(first):
+        too_long = max(len(first), len(last)) > MAX_NUMBER_DIGITS
+        why = f" (more than {MAX_NUMBER_DIGITS} digits)" if too_long else ""
+        shown = [n if len(n) <= 20 else f"{n[:12]}... ({len(n)} digits)" for n in (first, last)]
+        raise DataFormatError(path, f"cannot read the deleted range {shown[0]} {joiner} {shown[1]}{why}", lineno)
+    return int(first), int(last)
 
 
 def _article(current: dict, captions: bool) -> Document:

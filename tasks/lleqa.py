@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from statbench import hookimpl
 from statbench.api import Document, Query, Split, TaskData
 from statbench.data.atomic import atomic_open
 from statbench.data.checksum import files_sha256
+from statbench.data.deadline import DeadlinePassed, call_within
 from statbench.data.dataio import (
     item_error,
     json_type,
@@ -187,7 +189,8 @@ def export_from_hub(root: Path, names: list[str], log: logging.Logger) -> str | 
     """Write each named file into ``root`` from the hub (``HUB_EXPORTS``), as JSON Lines,
     atomically. Offline, without the ``datasets`` library, or refused by the hub (gated: the
     terms not accepted, no login), it stops and returns why (``None``: all written)."""
-    from statbench.models.shared.hub import offline_reason  # the one offline probe (HF_HUB_OFFLINE, 3 s)
+    # the one offline probe (HF_HUB_OFFLINE, 3 s) and the one overall bound on a fetch
+    from statbench.models.shared.hub import FetchStalled, fetch_timeout, offline_reason
 
     page = f"https://huggingface.co/datasets/{HUB_ID}"
     reason = offline_reason()
@@ -197,14 +200,19 @@ def export_from_hub(root: Path, names: list[str], log: logging.Logger) -> str | 
         from datasets import load_dataset
     except ImportError:
         return "downloading from the hub needs the datasets library (pip install 'statbench[neural]')"
+    bound = fetch_timeout()
+    deadline = time.monotonic() + bound  # one bound for every file: the whole export is one fetch
     for name in names:
         config, split = HUB_EXPORTS[name]
         dest = root / name
         log.info("downloading %s (configuration %s, split %s) from the hub into %s", HUB_ID, config, split, dest)
         try:
-            dataset = load_dataset(HUB_ID, config, split=split)
+            dataset = call_within(max(deadline - time.monotonic(), 0.0),
+                                  lambda: load_dataset(HUB_ID, config, split=split), f"hub export of {name}")
             with atomic_open(dest, "wb") as out:
                 dataset.to_json(out, force_ascii=False)
+        except DeadlinePassed:
+            return f"not downloaded: {FetchStalled(f'{name} ({HUB_ID}, {config}/{split})', bound)}"
         except Exception as exc:  # noqa: BLE001 - network, auth and library errors all mean: not downloaded
             return (f"could not download {name} from the hub ({one_line(exc)}); the dataset is gated: accept "
                     f"its terms at {page} and log in (huggingface-cli login, or HF_TOKEN)")

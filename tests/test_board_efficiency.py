@@ -14,14 +14,14 @@ import pytest
 
 from statbench.leaderboard import incremental
 from statbench.leaderboard import site as site_module
-from statbench.leaderboard.efficiency import COLUMNS, efficiency_cells, pareto_front
+from statbench.leaderboard.efficiency import COLUMNS, DECLARED, efficiency_cells, pareto_front
 from statbench.leaderboard.plots import Point, pareto_plot
 from statbench.leaderboard.sample import make_results, write_result
 from statbench.leaderboard.site import build_site
 from statbench.leaderboard.verify import Verification
 
 MEASURED = {
-    "index_seconds": 0.0, "search_seconds": 2.0,
+    "index_seconds": 0.0, "search_seconds": 0.024,  # 6 queries at 250 q/s
     "query_latency": {"median_ms": 4.0, "p95_ms": 9.5, "batch_size": 32, "queries": 6},
     "throughput_qps": 250.0, "peak_memory_mb": 1536.0, "index_bytes": 3 * 2**20,
     "hardware": {"cpu_model": "AMD EPYC 9654", "cpu_cores": 2, "gpu": None},
@@ -118,6 +118,9 @@ def test_board_columns_hidden_by_default_blank_where_not_measured(tmp_path):
     html = (tmp_path / "site" / "task-toy.html").read_text("utf-8")
     headers = re.findall(r'<th data-col="e:([a-z0-9_]+)"[^>]*class="eff', html)
     assert headers == [c.key for c in COLUMNS]
+    # every efficiency figure is the submitter's measurement: its header says it is declared
+    titles = re.findall(r'<th data-col="e:[a-z0-9_]+"[^>]*><button type="button" class="sort" title="([^"]*)">', html)
+    assert len(titles) == len(COLUMNS) and all(title.endswith(f"({DECLARED})") for title in titles)
     assert '<input type="checkbox" name="efficiency" id="show-efficiency">' in html  # off by default
     css = (tmp_path / "site" / "static" / "leaderboard.css").read_text("utf-8")
     assert "table.lb .eff { display: none; }" in css
@@ -171,12 +174,14 @@ def test_verification_badges_and_refused_rows_never_published(tmp_path, monkeypa
     html = (tmp_path / "site" / "task-toy.html").read_text("utf-8")
     assert report.rows == 3 and ">bad<" not in html
     assert any("refused" in p and "claimed 0.6 vs re-scored 0.5" in p for p in report.problems)
-    badges = re.findall(r'<span class="badge (verified|unverifiable)" title="([^"]*)">', html)
-    assert sorted(b[0] for b in badges) == ["unverifiable", "verified", "verified"]
-    assert any("on 2026-11-25 by statbench 0.1.0" in title for status, title in badges if status == "verified")
-    assert ("unverifiable", "no local data of version 2 of toy") in badges
+    # the badge says the level in words (issue 34): verified rows re-scored, the unverifiable one self-reported
+    badges = re.findall(r'<span class="badge level (re-scored|self-reported)" title="([^"]*)">', html)
+    assert sorted(b[0] for b in badges) == ["re-scored", "re-scored", "self-reported"]
+    assert any("on 2026-11-25 by statbench 0.1.0" in title for level, title in badges if level == "re-scored")
+    assert ("self-reported", "not re-scored: no local data of version 2 of toy") in badges
     blob = _blob(html)
     assert sorted(r["ver"][0] for r in blob["rows"].values() if r["ver"]) == ["unverifiable", "verified", "verified"]
+    assert sorted(r["lvl"][0] for r in blob["rows"].values()) == ["re-scored", "re-scored", "self-reported"]
 
 
 # --- incremental builds ------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from statbench.commands.cli import cli
 from statbench.leaderboard.collect import collect
 from statbench.leaderboard.sample import make_results, write_result
-from statbench.leaderboard.site import build_site, reproduce_command
+from statbench.leaderboard.site import build_site, reproduce_command, reproduce_line, source_words
 from statbench.results.record import Results
 from statbench.loading.taskdef import info_from_definition
 from statbench.contract.taskinfo import Published, PublishedData, check_info
@@ -31,6 +31,13 @@ def _scores(value: float, n: int = 6, measures=("R@5", "R@10", "R@100", "nDCG@10
 def _builtin(results: dict) -> dict:
     """A result of statbench's own model of that name (so its declarations are read)."""
     results["model"]["plugin"] = {"name": results["model"]["name"], "distribution": "statbench", "version": "0.1.0"}
+    return results
+
+
+def _recorded(results: dict, defaults: dict) -> dict:
+    """A result of statbench's own model whose run recorded ``defaults`` as its declared defaults."""
+    results = _builtin(results)
+    results["model"]["defaults"] = dict(defaults)
     return results
 
 
@@ -141,9 +148,13 @@ def test_a_parameter_added_with_its_old_default_keeps_the_row(tmp_path):
     defaults = get_registry().retrievers["bm25"].cls.defaults()
     old = {k: v for k, v in defaults.items() if k != "with_headings"}  # written before the parameter existed
     root = tmp_path / "r"
-    write_result(root / "old", _builtin(make_results(_scores(0.3), params=old, created="2024-01-01T00:00:00+00:00")))
-    write_result(root / "new", _builtin(make_results(_scores(0.3), params=defaults, created="2024-02-01T00:00:00+00:00")))
-    write_result(root / "headings", _builtin(make_results(_scores(0.4), params={**defaults, "with_headings": True})))
+    # each run records the defaults it was declared with (model.defaults): the old one's lack with_headings
+    write_result(root / "old", _recorded(make_results(_scores(0.3), params=old, created="2024-01-01T00:00:00+00:00"),
+                                         old))
+    write_result(root / "new", _recorded(make_results(_scores(0.3), params=defaults,
+                                                      created="2024-02-01T00:00:00+00:00"), defaults))
+    write_result(root / "headings", _recorded(make_results(_scores(0.4), params={**defaults, "with_headings": True}),
+                                              defaults))
     write_result(root / "ql", make_results(_scores(0.5), model="ql"))
     report = build_site(root, tmp_path / "site")
     assert report.rows == 3 and report.problems == []
@@ -230,8 +241,11 @@ def test_files_that_are_not_results_are_skipped_quietly(tmp_path):
 def test_reproduce_command_is_what_a_stranger_types():
     results = Results.from_json(make_results(_scores(0.3), command="statbench run --task toy --model bm25 "
                                                                   "--data-dir ../shared/data/toy --param k1=1.2"))
-    assert reproduce_command(results) == ("pip install statbench-sample==0.0.1 && statbench run --task toy --model bm25 "
+    assert reproduce_command(results) == ("statbench run --task toy --model bm25 "
                                           "--data-dir $HOME/statbench-data/toy --param k1=1.2")
+    # no source recorded (not a submission): no `pip install` of what no index may hold, said instead
+    assert reproduce_line(results, None) == reproduce_command(results)
+    assert source_words(results, None).startswith("source not recorded: statbench-sample 0.0.1 (installed where it ran")
     own = _builtin(make_results(_scores(0.3), command="statbench run --task toy --model bm25 --data-dir=data"))
     assert reproduce_command(Results.from_json(own)) == \
         "statbench run --task toy --model bm25 --data-dir=$HOME/statbench-data/toy"

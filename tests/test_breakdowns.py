@@ -185,3 +185,73 @@ def test_verification_checks_the_claimed_query_counts(structured, tmp_path):
                                                "law": replace(law, n_queries={**law.n_queries, "民法典": 20})})
     assert compare_figures(forged, record) == [
         "breakdown law: claimed values, query counts or rule differ from the re-scored ones"]
+
+
+# --- a breakdown with one value says nothing: left out with a note ------------------------------
+
+
+def _with_groups(value: float, groups: dict[str, dict[str, list[str]]], described: bool = True) -> dict:
+    """A sample result whose breakdown groups are ``groups`` (group -> value -> query ids)."""
+    from statbench.leaderboard.sample import make_results
+
+    qids = [f"q{i}" for i in range(6)]
+    per_query = {q: {m: value + i / 100 for m in ("R@5", "R@10", "R@100", "nDCG@10")} for i, q in enumerate(qids)}
+    breakdown = {g: {v: {m: sum(per_query[q][m] for q in members) / len(members) for m in per_query["q0"]}
+                     for v, members in values.items()} for g, values in groups.items()}
+    results = make_results(per_query, breakdown=breakdown, model=f"m{value}")
+    if described:
+        results["breakdown_groups"] = {g: {"values": list(values), "n_queries": {v: len(m) for v, m in values.items()},
+                                           "rule": f"the {g} of the query"} for g, values in groups.items()}
+    return results
+
+
+def test_a_breakdown_with_one_value_is_left_out_with_a_note(tmp_path):
+    from statbench.leaderboard.sample import write_result
+    from statbench.leaderboard.site import build_site
+
+    qids = [f"q{i}" for i in range(6)]
+    groups = {"relevant_articles": {"3": qids}, "category": {"a": qids[:2], "b": qids[2:]}}
+    root = tmp_path / "r"
+    write_result(root / "one", _with_groups(0.3, groups))
+    write_result(root / "old", _with_groups(0.5, groups, described=False))  # written before breakdown_groups
+    build_site(root, tmp_path / "site")
+    html = (tmp_path / "site" / "task-toy.html").read_text("utf-8")
+    section = re.search(r'<section id="breakdowns".*?</section>', html, re.S).group(0)
+    assert '<table class="lb breakdown" data-group="category">' in section
+    assert '<table class="lb breakdown" data-group="relevant_articles">' not in section
+    assert "by relevant_articles</h3>" not in section
+    note = re.search(r'<p class="note single-value" data-group="relevant_articles">(.*?)</p>', section, re.S).group(1)
+    assert " ".join(unescape(note).split()).endswith(
+        "by relevant_articles: left out, every evaluated query has the same value (3) (6 queries), so its figure is "
+        "the board's own; it stays in each result's results.json (breakdown).")
+    # the results stay as computed
+    assert read_results(root / "one" / "results.json")["breakdown"]["relevant_articles"]["3"]["R@5"] == \
+        pytest.approx(0.325)
+
+
+def test_two_values_across_the_rows_are_a_breakdown(tmp_path):
+    """One value in each result, but not the same one: the board's table compares them."""
+    from statbench.leaderboard.breakdowns import breakdown_sections, group_values
+    from statbench.results.record import Results
+
+    qids = [f"q{i}" for i in range(6)]
+    rows = []
+    for key, value in (("a", "3"), ("b", "4")):
+        record = Results.from_json(_with_groups(0.3, {"relevant_articles": {value: qids}}))
+        rows.append(type("Row", (), {"key": key, "results": record})())
+    assert group_values("relevant_articles", rows) == ["3", "4"]
+    (section,) = breakdown_sections(rows, {"a": "A", "b": "B"}, "R@5")
+    assert section["single"] is None and section["columns"]
+    (alone,) = breakdown_sections(rows[:1], {"a": "A"}, "R@5")
+    assert alone["single"].startswith("by relevant_articles: left out, every evaluated query has the same value (3)")
+
+
+def test_a_rows_details_leave_a_single_value_breakdown_out(tmp_path):
+    from statbench.leaderboard.sample import write_result
+    from statbench.leaderboard.site import build_site
+    qids = [f"q{i}" for i in range(6)]
+    write_result(tmp_path / "r" / "one", _with_groups(0.3, {"relevant_articles": {"3": qids},
+                                                            "category": {"a": qids[:2], "b": qids[2:]}}))
+    build_site(tmp_path / "r", tmp_path / "site")
+    html = (tmp_path / "site" / "task-toy.html").read_text("utf-8")
+    assert "by category</dt>" in html and "by relevant_articles</dt>" not in html

@@ -204,3 +204,32 @@ def test_queries_paged_fifty_to_a_page_and_at_most_24_systems(tmp_path):
     page3 = (tmp_path / "site" / "explorer" / "toy.p3.html").read_text("utf-8")
     assert page3.count('<section class="query"') == 20 and 'id="q-100"' in page3
     assert "24 systems of the board's 30: the best by" in page3
+
+
+def test_task_data_rewritten_keeping_size_and_times_is_read_again(outputs, built, tmp_path, monkeypatch):
+    """The explorer's task data are identified by content (issue 33 §2): a same-size edit
+    with its times set back renders the explorer anew, as a full build does (the board's
+    data version no longer matches: its text is not shown)."""
+    import os
+
+    data = Path(shutil.copytree(built / "stard", tmp_path / "stard"))
+    site = tmp_path / "site"
+    build_site(outputs, site, explorer=TaskTexts(data_dirs={"stard": data}))
+    assert "为什么要惩罚犯罪？" in _explorer_text(site)
+    queries = data / "queries.json"
+    before = queries.stat()
+    text = queries.read_bytes()
+    with open(queries, "r+b") as handle:  # in place, the same size
+        handle.write(text.replace("犯罪？".encode(), "刑罚？".encode()))
+    os.utime(queries, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (queries.stat().st_size, queries.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    report = build_site(outputs, site, explorer=TaskTexts(data_dirs={"stard": data}))
+    assert report.rendered == ["stard"] and "为什么要惩罚犯罪？" not in _explorer_text(site)
+    with monkeypatch.context() as m:  # a full build: a new cache, a new folder
+        m.setenv("STATBENCH_CACHE", str(tmp_path / "fresh-cache"))
+        build_site(outputs, tmp_path / "full", explorer=TaskTexts(data_dirs={"stard": data}))
+    assert _explorer_text(site) == _explorer_text(tmp_path / "full")
+    def tree(root):
+        return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+    assert tree(site) == tree(tmp_path / "full")

@@ -211,7 +211,9 @@ def test_a_verified_export_shows_only_rows_the_verifier_lets_through(sample):
     # task "toy" is not installed here: every row is unverifiable
     table = build_export(sample, "toy", verify=Verifier(allow_unverified=True)).table
     labels = [row.label for row in table.sections[0].rows]
-    assert len(labels) == 7 and all(label.endswith(" (unverified)") for label in labels)
+    # each row's level in words (issue 34): none could be re-scored here
+    assert len(labels) == 7 and all(label.endswith(" (self-reported)") for label in labels)
+    assert any("What was checked, in each row's label: 7 self-reported" in f for f in table.footnotes)
     with pytest.raises(StatbenchError, match="no board 'toy'"):
         build_export(sample, "toy", verify=Verifier())
 
@@ -347,7 +349,7 @@ def test_export_command_verify_options(sample):
     code, out, err = _export(sample, "--board", "toy", "--format", "markdown", "--verify", "--allow-unverified")
     assert code == 0, err
     labels = [row[0] for row in _md_rows(out)[2:] if row[0] and not row[0].startswith("*")]
-    assert labels and all(label.endswith("(unverified)") for label in labels)
+    assert labels and all(label.endswith("(self-reported)") for label in labels)
     code, out, err = _export(sample, "--board", "toy", "--allow-unverified")
     assert code == 2 and "go with --verify" in err
     code, out, err = _export(sample, "--board", "toy", "--verify", "--data-dir", "toy")

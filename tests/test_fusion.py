@@ -170,7 +170,7 @@ def test_fuse_refuses_mixed_data_a_missing_input_and_another_task(rotate, stard,
     assert f"Error: {second}: scored on other data of task stard" in mixed.output
     missing = invoke(["fuse", first, tmp_path / "nowhere", *base])
     assert missing.exit_code == 2 and missing.output.strip() == f"Error: {tmp_path / 'nowhere'}: no such run file or output folder"
-    wrong = invoke(["fuse", first, first, "--task", "bsard", "--output", tmp_path / "fused"])
+    wrong = invoke(["fuse", first, second, "--task", "bsard", "--output", tmp_path / "fused"])
     assert wrong.exit_code == 2 and wrong.output.strip() == f"Error: {first}: results of task 'stard', not 'bsard'"
     assert not (tmp_path / "fused").exists()
 

@@ -177,9 +177,11 @@ def test_provenance_and_run_file_copy(sample, tmp_path):
     bm25 = json.loads((sample / "bm25" / "results.json").read_text("utf-8"))
     key = re.search(r'data-key="([0-9a-f]{12})"[^>]*>\s*<tr class="main">\s*<td class="model">\s*<span class="name">bm25</span>'
                     r' <span class="badge base">', html).group(1)
-    # what a stranger types: the third-party plugin's pip install first
-    assert f'<code id="cmd-{key}">pip install statbench-sample==0.0.1 &amp;&amp; statbench run --task toy --model bm25</code> ' \
+    # what a stranger types: no source was recorded (not a submission), so no `pip install` of a
+    # distribution no index may hold; the details say so instead
+    assert f'<code id="cmd-{key}">statbench run --task toy --model bm25</code> ' \
            f'<button type="button" class="copy" data-copy="cmd-{key}">copy</button>' in html
+    assert "source not recorded: statbench-sample 0.0.1 (installed where it ran" in html
     href = f"runs/toy/{key}.trec.gz"
     assert f'<a href="{href}" download>run.trec.gz</a>' in html
     assert bm25["run_file"]["sha256"] in html and bm25["task"]["data_checksum"] in html

@@ -5,6 +5,7 @@ a full build writes, and a head is never trusted beyond the file state it was ma
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -128,7 +129,12 @@ def test_a_file_changed_after_its_row_was_placed_stops_the_build(tmp_path):
     rows = collect(root, records=RecordCache(tmp_path / "records")).boards["toy"]
     for entry in (tmp_path / "records").glob("??/*.pickle"):
         entry.unlink()
-    rows[0].path.write_bytes(rows[0].path.read_bytes())  # same bytes, another state: not the file validated
+    data = rows[0].path.read_bytes()
+    stat = rows[0].path.stat()
+    changed = data.replace(b'"created": "2024-', b'"created": "2025-', 1)  # same size, other bytes
+    assert changed != data and len(changed) == len(data)
+    rows[0].path.write_bytes(changed)
+    os.utime(rows[0].path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # its size and times as they were
     with pytest.raises(StatbenchError, match=r"results\.json changed while the leaderboard was being built"):
         rows[0].results
 

@@ -204,7 +204,7 @@ def test_reproduce_command_quotes_the_task_name_in_the_data_folder():
     results = make_results(_scores(0.3), task="x; rm -rf ~",
                            command="statbench run --task 'x; rm -rf ~' --data-dir d --output '$HOME/o'")
     assert reproduce_command(Results.from_json(results)) == (
-        "pip install statbench-sample==0.0.1 && statbench run --task 'x; rm -rf ~' "
+        "statbench run --task 'x; rm -rf ~' "
         "--data-dir $HOME/statbench-data/'x; rm -rf ~' --output '$HOME/o'")
 
 

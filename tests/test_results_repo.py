@@ -113,25 +113,89 @@ TAMPERING = {
 }
 
 
-def test_init_repo_writes_the_marker_readme_and_workflow(tmp_path):
+def test_init_repo_writes_the_marker_readme_and_workflows(tmp_path):
     root = tmp_path / "r"
     result = invoke("leaderboard", "init-repo", root)
     assert result.exit_code == 0, result.output
     assert json.loads((root / REPOSITORY_MARKER).read_text()) == {"format": 1}
     workflow = yaml.safe_load((root / ".github" / "workflows" / "check.yml").read_text())
-    steps = workflow["jobs"]["check"]["steps"]
-    assert steps[0]["with"]["fetch-depth"] == 0
-    assert steps[-1]["run"] == 'statbench leaderboard check . --base "origin/${{ github.base_ref }}"'
+    steps = {step.get("name"): step for step in workflow["jobs"]["check"]["steps"]}
+    assert workflow["jobs"]["check"]["steps"][0]["with"]["fetch-depth"] == 0
+    assert steps["Check the submissions this pull request adds"]["run"] == \
+        'statbench leaderboard check . --base "origin/${{ github.base_ref }}"'
+    assert steps["Reproduce the submissions this pull request adds"]["run"].startswith(
+        'statbench leaderboard reproduce . --since "origin/${{ github.base_ref }}"')
     assert "pull_request" in workflow[True]  # YAML 1.1 reads the key `on` as true
-    assert "statbench leaderboard check" in (root / "README.md").read_text()
+    publish = yaml.safe_load((root / ".github" / "workflows" / "publish.yml").read_text())
+    assert publish[True]["push"] == {"branches": ["main"]}
+    assert publish["jobs"]["reproduce"]["permissions"] == {"contents": "read"}  # submitted code runs there
+    runs = {job: " ".join(step.get("run", "") for step in spec["steps"]) for job, spec in publish["jobs"].items()}
+    assert "statbench leaderboard reproduce ." in runs["reproduce"]
+    assert "statbench leaderboard reproduce . --take new-reproductions" in runs["record"]
+    assert "statbench leaderboard build --results results --out site --verify" in runs["pages"]
+    assert "actions/deploy-pages@v4" in [step.get("uses") for step in publish["jobs"]["pages"]["steps"]]
+    readme = (root / "README.md").read_text()
+    assert "statbench leaderboard check" in readme and "statbench leaderboard reproduce" in readme
     again = invoke("leaderboard", "init-repo", root)
-    assert again.exit_code == 0 and "3 file(s) already there with this content" in again.output
+    assert again.exit_code == 0 and "4 file(s) already there with this content" in again.output
     (root / "README.md").write_text("ours\n")
     refused = invoke("leaderboard", "init-repo", root)
     assert refused.exit_code == 2
     assert "README.md already there with other content" in refused.output
     assert (root / "README.md").read_text() == "ours\n"
-    assert set(TEMPLATES) == {"README.md", ".github/workflows/check.yml"}
+    assert set(TEMPLATES) == {"README.md", ".github/workflows/check.yml", ".github/workflows/publish.yml"}
+
+
+def test_init_repo_makes_a_git_repository_that_check_works_in_at_once(tmp_path, built):
+    """Issue 38 §3: the first `check` used to fail with `nogit: neither origin/main nor main...`."""
+    root = tmp_path / "fresh"
+    result = invoke("leaderboard", "init-repo", root)
+    assert result.exit_code == 0, result.output
+    assert "initialised git with a first commit on branch main: 'leaderboard check' works at once" in result.output
+    assert git(root, "rev-parse", "--abbrev-ref", "HEAD").strip() == "main"
+    assert git(root, "status", "--porcelain") == ""  # everything init-repo wrote is committed
+    assert sorted(git(root, "ls-files").split()) == sorted([".github/workflows/check.yml",
+                                                            ".github/workflows/publish.yml", "README.md",
+                                                            REPOSITORY_MARKER])
+    checked = check(root, built)
+    assert checked.exit_code == 0, checked.output
+    assert "0 submission folder(s) added since " in checked.output
+
+
+def test_init_repo_in_a_git_repository_commits_nothing_and_says_so(tmp_path):
+    git(tmp_path, "init", "-q", "-b", "trunk")
+    root = tmp_path / "board"
+    result = invoke("leaderboard", "init-repo", root)
+    assert result.exit_code == 0, result.output
+    assert f"{root} is in the git repository {tmp_path}: commit the files written (git -C {root} add -- " \
+           in result.output
+    assert git(tmp_path, "log", "--oneline", "--all") == ""
+    again = invoke("leaderboard", "init-repo", root)
+    assert "is in the git repository" not in again.output  # nothing written: nothing to say
+
+
+def test_init_repo_without_git_says_what_to_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    root = tmp_path / "board"
+    result = invoke("leaderboard", "init-repo", root)
+    assert result.exit_code == 0, result.output
+    last = result.output.strip().splitlines()[-1]
+    assert last == (f"git is not installed: 'leaderboard check' needs the repository in git; run: git -C {root} init "
+                    f"-b main && git -C {root} add -- {REPOSITORY_MARKER} README.md .github/workflows/check.yml "
+                    f".github/workflows/publish.yml && git -C {root} commit -m 'A statbench results repository'")
+
+
+def test_a_pull_request_may_not_add_or_change_verdicts(repo, built):
+    verdict = repo / "reproductions" / ("a" * 64) / ("b" * 64 + ".json")
+    verdict.parent.mkdir(parents=True)
+    verdict.write_text('{"outcome": "reproduced"}\n')
+    commit(repo)
+    result = check(repo, built, "--base", "main")
+    assert result.exit_code == 2
+    assert (f"reproductions/{'a' * 64}/{'b' * 64}.json: a pull request may not add or change reproduction verdicts "
+            "(reproductions/ is written by the repository's own reproduce job)") in result.output
+    since = invoke("leaderboard", "reproduce", repo, "--since", "main")
+    assert since.exit_code == 2 and "a pull request may not add or change reproduction verdicts" in since.output
 
 
 def test_honest_branch_passes(repo, built):
@@ -194,10 +258,20 @@ def test_check_needs_a_results_repository_and_a_base(tmp_path):
     plain.mkdir()
     result = invoke("leaderboard", "check", plain)
     assert result.exit_code == 2 and "not a statbench results repository" in result.output
+    git(plain, "init", "-q", "-b", "trunk")  # a git repository already: init-repo leaves its branches alone
     invoke("leaderboard", "init-repo", plain)
-    git(plain, "init", "-q", "-b", "trunk")
     git(plain, "add", "-A")
     git(plain, "commit", "-q", "-m", "init")
     result = invoke("leaderboard", "check", plain)
     assert result.exit_code == 2
     assert "neither origin/main nor main is a branch here to compare with: give --base REF" in result.output
+
+
+def test_reproduce_since_takes_the_folders_a_branch_adds(repo, built):
+    from statbench.leaderboard.repo import added_submissions
+
+    folder = submit(built, repo, HONEST_BRANCH)
+    (repo / "docs.md").write_text("outside results: not a submission\n")
+    commit(repo)
+    assert added_submissions(repo, "main") == [repo / "results" / "stard" / "bm25" / HONEST_BRANCH]
+    assert folder.is_dir()

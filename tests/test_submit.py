@@ -75,7 +75,10 @@ def test_submit_writes_one_folder_per_configuration_read_back_strictly(outputs, 
     assert "added: results/stard/bm25/bm25 " in result.output and "2 submission(s) added" in result.output
     for config in (DEFAULT, TUNED):
         folder = repo / "results" / "stard" / "bm25" / config
-        assert sorted(p.name for p in folder.iterdir()) == sorted(SUBMISSION_FILES)
+        assert sorted(p.name for p in folder.iterdir()) == sorted([*SUBMISSION_FILES, "source.json"])
+        # a built-in-only run: its source is statbench itself, no third-party distribution
+        assert json.loads((folder / "source.json").read_text("utf-8")) == {"format": 1, "statbench": "0.1.0",
+                                                                           "distributions": []}
         # results.json is a byte copy; the gzip holds the run file exactly
         assert (folder / "results.json").read_bytes() == (outputs / config / "results.json").read_bytes()
         assert gzip.decompress((folder / "run.trec.gz").read_bytes()) == (outputs / config / "run.trec").read_bytes()
@@ -130,9 +133,7 @@ def test_resubmitting_is_a_no_op_and_another_submission_of_the_folder_is_refused
     (lambda d: (d / "results.json").write_text('{"aggregate": NaN}'), "NaN"),
     (lambda d: edit_results(d, lambda o: o.update(command=o["command"].replace("k1=0.9", "k1=1.5"))),
      "does not describe this result: parameter k1=1.5, recorded as 0.9"),
-    (lambda d: edit_results(d, lambda o: o["model"].update(budget="preset=cpu-small")),
-     "ran a reduced budget, not the protocol's settings; say so with --budget-ok"),
-], ids=["run-missing", "run-changed", "aggregate-edited", "schema", "not-strict-json", "command-lies", "budget"])
+], ids=["run-missing", "run-changed", "aggregate-edited", "schema", "not-strict-json", "command-lies"])
 def test_each_refusal_is_one_line_exit_2_and_writes_nothing(outputs, repo, tamper, message):
     tamper(outputs / TUNED)
     result = submit(outputs / DEFAULT, outputs / TUNED, "--to", repo, *CARD_FLAGS)
@@ -142,11 +143,42 @@ def test_each_refusal_is_one_line_exit_2_and_writes_nothing(outputs, repo, tampe
     assert repo_files(repo) == [REPOSITORY_MARKER]  # the honest DEFAULT set is not written either
 
 
+def as_gdsr(obj, budget: str | None) -> None:
+    """The record and its command rewritten together as a run of gdsr, at its reduced budget
+    (``preset=cpu-small``) when ``budget``: a reduced-budget result whose record and command
+    agree (the figures are bm25's; only the claims are looked at here)."""
+    from statbench.registry.plugins import get_registry
+
+    cls = get_registry().retrievers["gdsr"].cls  # what gdsr makes of its preset (cpu-small sets others too)
+    obj["model"].update(name="gdsr", family="dense", version=cls.version,
+                        params=dict(cls(preset="cpu-small" if budget else "paper").params))
+    obj["model"].pop("budget", None)
+    if budget:
+        obj["model"]["budget"] = budget
+    if "defaults" in obj["model"]:
+        obj["model"]["defaults"] = {k: v for k, v in cls.defaults().items() if isinstance(v, (str, int, float, bool))}
+    command = obj["command"].replace("--model bm25", "--model gdsr").replace(" --param k1=0.9", "")
+    obj["command"] = command + (" --param preset=cpu-small" if budget else "")
+
+
+GDSR_SMALL = "results/stard/gdsr/gdsr,preset=cpu-small"
+
+
+def test_an_unsaid_reduced_budget_is_one_line_exit_2_and_writes_nothing(outputs, repo):
+    edit_results(outputs / DEFAULT, lambda o: as_gdsr(o, None))
+    edit_results(outputs / TUNED, lambda o: as_gdsr(o, "preset=cpu-small"))
+    result = submit(outputs / DEFAULT, outputs / TUNED, "--to", repo, *CARD_FLAGS)
+    assert result.exit_code == 2, result.output
+    assert "ran a reduced budget, not the protocol's settings; say so with --budget-ok" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert repo_files(repo) == [REPOSITORY_MARKER]  # the full-budget set is not written either
+
+
 def test_a_reduced_budget_is_submitted_when_said_and_carried_by_the_card(outputs, repo):
-    edit_results(outputs / TUNED, lambda o: o["model"].update(budget="preset=cpu-small"))
+    edit_results(outputs / TUNED, lambda o: as_gdsr(o, "preset=cpu-small"))
     result = submit(outputs / TUNED, "--to", repo, *CARD_FLAGS, "--budget-ok")
     assert result.exit_code == 0, result.output
-    folder = repo / "results/stard/bm25" / TUNED
+    folder = repo / GDSR_SMALL
     assert read_submission(folder).model_card["budget"] == "preset=cpu-small"
     # a card that hides the budget is refused by the reader
     card = json.loads((folder / "model_card.json").read_text())
@@ -157,12 +189,12 @@ def test_a_reduced_budget_is_submitted_when_said_and_carried_by_the_card(outputs
 
 
 def test_the_budget_can_be_said_in_the_card_file(outputs, repo, tmp_path):
-    edit_results(outputs / TUNED, lambda o: o["model"].update(budget="preset=cpu-small"))
+    edit_results(outputs / TUNED, lambda o: as_gdsr(o, "preset=cpu-small"))
     card = tmp_path / "card.json"
     card.write_text(json.dumps({"budget": "preset=cpu-small", "licence": "Apache-2.0"}))
     result = submit(outputs / TUNED, "--to", repo, *CARD_FLAGS[:6], "--author", "X", "--card", card)
     assert result.exit_code == 0, result.output
-    written = read_submission(repo / "results/stard/bm25" / TUNED).model_card
+    written = read_submission(repo / GDSR_SMALL).model_card
     assert written["budget"] == "preset=cpu-small" and written["licence"] == "Apache-2.0"
 
 

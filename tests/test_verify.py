@@ -245,13 +245,20 @@ def test_verify_options_need_verify(outputs, tmp_path):
 
 def many_rows(outputs: Path, copies: int) -> list[Path]:
     """``copies`` more rows of each output set, each with a run file of its own (the run tag
-    changed, its sha256 recorded: the same figures, another run to re-score)."""
+    changed, its sha256 recorded: the same figures, another run to re-score). Each is told
+    apart by a parameter ``copy`` its command gives too (a command this statbench cannot
+    read, so only declared: a parameter only in the record would be refused)."""
     made = []
     for name in ("bm25", "tfidf"):
         for i in range(copies):
             folder = Path(shutil.copytree(outputs / name, outputs / f"{name}-{i}"))
             edit_run(folder, f" statbench-{name}\n", f" statbench-{name}-copy{i}\n", record=True)
-            edit_results(folder, lambda obj, i=i: obj["model"]["params"].__setitem__("copy", i))
+
+            def copy(obj, i=i):
+                obj["model"]["params"]["copy"] = i
+                obj["command"] += f" --param copy={i}"
+
+            edit_results(folder, copy)
             made.append(folder)
     return made
 

@@ -153,9 +153,10 @@ def compare(run_a, run_b, task, measures, splits, data_dir, alpha, as_json, fmt,
 
     Wilcoxon signed-rank (zero differences dropped), Cohen's d of the differences,
     95% bootstrap CI of the mean difference (10,000 resamples, fixed seed), and
-    win/tie/loss counts, on the queries both inputs scored. Inputs are TREC runs or
-    results JSON files, of the same task version and data, whose every tested label
-    measures the same thing. With several --measure, p is also given Holm-adjusted over
+    win/tie/loss counts. Inputs are TREC runs or results JSON files that scored exactly
+    the same queries, of the same task version and data, whose every tested label
+    measures the same thing: anything else is refused (one line, exit 2), never tested
+    on the queries the two share. With several --measure, p is also given Holm-adjusted over
     them. --format latex|markdown|csv writes A and B as a table for a paper instead
     (B's marker from this test, named in a footnote)."""
     from dataclasses import replace

@@ -14,7 +14,12 @@ in the table; this module only says how it is written, the same way for each:
   the footnotes the builder gives; the CSV has the adjusted p-value as a number instead;
 - sections after the first are set apart by a rule and their heading;
 - every label is escaped for the format (LaTeX's special characters, Markdown's punctuation
-  and HTML), and control characters are shown as escapes: a label is text, never markup.
+  and HTML), and control characters are shown as escapes: a label is text, never markup;
+- in the CSV every text cell (labels, headings, measure names) goes through
+  :func:`csv_text`: one that a spreadsheet would run as a formula (its first character,
+  after any leading whitespace, ``=``, ``+``, ``-``, ``@``, a tab or CR, or a full-width or
+  small form of one) is prefixed with ``'`` (OWASP's rule); a text that is a plain number
+  stays as written, and the figures are numbers, never prefixed.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -112,15 +118,20 @@ def one_line(text: str) -> str:
 _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
           "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
           "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
+          # braced: a cell opening with [ or * after \\ or \midrule would be read as their
+          # optional argument or star (a label "[5pt]x" silently lost)
+          "[": "{[}", "]": "{]}", "*": "{*}",
           "→": r"$\rightarrow$", "±": r"$\pm$", "↑": r"$\uparrow$", "↓": r"$\downarrow$",
           "α": r"$\alpha$", "–": "--", "—": "---", "×": r"$\times$", "·": r"$\cdot$", "…": r"\dots{}"}
 
 
 def latex_escape(text: str) -> str:
     """``text`` as LaTeX text: every special character (``\\ & % $ # _ { } ~ ^ < > |``)
-    and the few symbols statbench writes (→ ± ↑ ↓ α) spelled as commands. Other non-ASCII
-    text is left as UTF-8 (accented Latin letters compile with pdflatex; a script it has no
-    font for, such as Chinese, needs xelatex or the CJK package)."""
+    spelled as a command, ``[ ] *`` braced (a cell opening with one would be read as the
+    argument of the ``\\\\`` or ``\\midrule`` before it), and the few symbols statbench
+    writes (→ ± ↑ ↓ α) spelled as commands. Other non-ASCII text is left as UTF-8 (accented
+    Latin letters compile with pdflatex; a script it has no font for, such as Chinese, needs
+    xelatex or the CJK package)."""
     return "".join(_LATEX.get(ch, ch) for ch in one_line(text))
 
 
@@ -245,17 +256,41 @@ def _number(value: float | None) -> str:
     return "" if value is None else repr(float(value))
 
 
+#: what starts a formula in a spreadsheet cell (OWASP, CSV injection), once the first
+#: character is NFKC-normalised (``＝`` is ``=``); U+2212 (minus sign) too
+_FORMULA_START = frozenset("=+-@\t\r\n\u2212")
+#: a text that is a plain decimal number (``-0.0123``, ``1e-5``) is a number, not a formula
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def csv_text(text: str) -> str:
+    """A text cell of a CSV statbench writes: control characters as escapes
+    (:func:`one_line`), then prefixed with ``'`` when a spreadsheet would run it as a
+    formula: its first character that is not whitespace or an invisible format character
+    (a zero-width space, a BOM) is ``= + - @``, tab or CR, or a full-width or small form of
+    one (``＝ ＋ － ＠ ﹦ ﹢ ﹣ ﹫``, U+2212). A plain number (``-0.0123``) is left as it is."""
+    text = one_line(text)
+    if _PLAIN_NUMBER.fullmatch(text):
+        return text
+    for ch in text:  # (a tab or CR is already an escape here, from one_line: inert)
+        if ch.isspace() or unicodedata.category(ch) == "Cf":
+            continue
+        return "'" + text if unicodedata.normalize("NFKC", ch)[:1] in _FORMULA_START else text
+    return text
+
+
 def to_csv(table: PaperTable) -> str:
     """Plain numbers at full precision (no markup, no rounding), blank where not measured;
-    the first column names the section of each row ("" for the first)."""
-    header = csv_header(table)
+    the first column names the section of each row ("" for the first). Every text cell
+    is :func:`csv_text` (never a formula)."""
+    header = [csv_text(h) for h in csv_header(table)]
     with_std = any(h.endswith(" std") for h in header)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(header)
     for section in table.sections:
         for row in section.rows:
-            line = [section.heading or "", one_line(row.label)]
+            line = [csv_text(section.heading or ""), csv_text(row.label)]
             for cell in row.cells:
                 line.append(_number(cell.value))
                 if with_std:

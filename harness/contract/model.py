@@ -10,11 +10,18 @@ top of the plugin module: ``statbench --help`` must stay fast.
 from __future__ import annotations
 
 import logging
+import math
+import numbers
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, ClassVar, Mapping, Sequence
 
 from statbench.contract.records import Document, Qrels, Query, Ranking, Split
+from statbench.errors import StatbenchError
+
+
+class DeclarationError(StatbenchError):
+    """A model declares what the contract does not allow (``needs_gpu``, ``tolerance``)."""
 
 
 @dataclass
@@ -49,6 +56,14 @@ class _Configurable:
     default_params: ClassVar[Mapping[str, object]] = {}
     #: Bump when a change alters outputs, so stale caches are not reused.
     version: ClassVar[str] = "1"
+    #: True if the model cannot run in reasonable time without a GPU (recorded in results as
+    #: ``needs_gpu``: a reproduction knows to ask for one). May be a property reading ``params``.
+    needs_gpu: bool = False
+    #: ``None``: deterministic, a re-run writes a byte-identical run file. A model whose
+    #: output moves between runs (GPU kernels, sampling) declares the absolute tolerance a
+    #: per-query figure of a re-run may differ by (recorded in results as ``tolerance``).
+    #: May be a property reading ``params``.
+    tolerance: float | None = None
 
     def __init__(self, **params):
         from statbench.contract.params import check_params
@@ -75,6 +90,25 @@ class _Configurable:
         from statbench.contract.params import budget_of
 
         return budget_of(self.params, self.param_specs())
+
+    def reproducibility(self) -> dict:
+        """``needs_gpu`` and ``tolerance`` as declared, checked (:class:`DeclarationError`, one
+        line, when a declaration is not a bool / a finite number >= 0 or None): what results
+        record."""
+        try:
+            needs_gpu, tolerance = self.needs_gpu, self.tolerance
+        except Exception as exc:  # a property of the plugin's that raised
+            raise DeclarationError(f"model {self.name!r}: reading needs_gpu/tolerance raised "
+                                   f"{type(exc).__name__}: {exc}") from None
+        if type(needs_gpu).__name__ == "bool_":  # numpy's
+            needs_gpu = bool(needs_gpu)
+        if not isinstance(needs_gpu, bool):
+            raise DeclarationError(f"model {self.name!r} declares needs_gpu={needs_gpu!r}: it must be True or False")
+        if tolerance is not None and (isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real)
+                                      or not math.isfinite(tolerance) or tolerance < 0):
+            raise DeclarationError(f"model {self.name!r} declares tolerance={tolerance!r}: it must be None "
+                                   "(deterministic) or a finite number >= 0")
+        return {"needs_gpu": needs_gpu, "tolerance": None if tolerance is None else float(tolerance)}
 
     def config(self) -> dict:
         """Everything that determines this model's output (used in cache keys and results)."""

@@ -14,6 +14,13 @@ is coerced to the declared type and checked before any work: floats must be fini
 a value outside its range or choices is refused with one line naming the model, the
 parameter and what is allowed.
 
+A parameter may apply only to some task languages (``languages=("zh",)``: a Chinese
+word segmenter) or only with some values of the model's other parameters
+(``when={"backend": "bm25s"}``: a setting of one backend). On a run where it does not
+apply it is neither recorded nor part of the model's configuration, and giving it
+explicitly is refused (:func:`applicable_params`): a choice that changed nothing must
+not read as one that did, nor split one configuration into two.
+
 A typed value is written as text in exactly one way, :func:`param_text` (``true``, ``0.9``,
 ``1e-07``), and read back by :meth:`Param.coerce`: the command line that repeats a run
 (``statbench.run.request.request_to_argv``), a grid cell's command, output folder and
@@ -30,6 +37,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
+from statbench.contract.language import primary_language
 from statbench.errors import StatbenchError, UnknownNameError
 
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
@@ -63,6 +71,40 @@ class Param:
     #: ``cpu-small`` that freezes an encoder and trains one epoch): results record them as
     #: ``model.budget``, boards badge such rows and ``grid --check`` never checks them
     budget: tuple = ()
+    #: the task languages (primary subtags: ``zh`` covers ``zh-Hans``) the parameter applies
+    #: to; empty: every language
+    languages: tuple = ()
+    #: the values of the model's other parameters it applies with: ``{"backend": "bm25s"}``
+    #: (each named parameter has one of the values given), or a tuple of such mappings (any one
+    #: of them holds); empty: with any values. Kept as ``((name, values), ...)`` per mapping.
+    when: Any = ()
+
+    def __post_init__(self):
+        languages = (self.languages,) if isinstance(self.languages, str) else self.languages
+        if not isinstance(languages, (tuple, list)) or not all(isinstance(t, str) and t.strip() for t in languages):
+            raise TypeError(f"Param.languages must be language tags (str), not {self.languages!r}")
+        object.__setattr__(self, "languages", tuple(dict.fromkeys(primary_language(t) for t in languages)))
+        object.__setattr__(self, "when", _conditions(self.when))
+
+    def applies(self, values: Mapping[str, Any], language: str | None, dropped: Iterable[str] = ()) -> bool:
+        """Whether the parameter applies to a task in ``language`` (``None``: any) with the
+        other parameters at ``values``; a parameter in ``dropped`` (one that does not apply
+        itself) satisfies no condition."""
+        if self.languages and language is not None and primary_language(language) not in self.languages:
+            return False
+        dropped = set(dropped)
+        return not self.when or any(all(name not in dropped and name in values and values[name] in allowed
+                                        for name, allowed in alternative) for alternative in self.when)
+
+    def applies_text(self) -> str:
+        """Where the parameter applies, in words (``""``: everywhere): ``to zh tasks;
+        with backend='bm25s', or with analyzer='statbench'``."""
+        parts = [f"to {', '.join(self.languages)} tasks"] if self.languages else []
+        return "; ".join(parts + ([self._when_text()] if self.when else []))
+
+    def _when_text(self) -> str:
+        return ", or ".join("with " + " and ".join(f"{name}={'|'.join(_show(v) for v in allowed)}"
+                                                   for name, allowed in alternative) for alternative in self.when)
 
     @property
     def kind(self) -> type:
@@ -117,6 +159,27 @@ class Param:
             if self.below is not None and value >= self.below:
                 return "too large"
         return None
+
+
+def _conditions(when) -> tuple:
+    """``when`` as ``((name, allowed values), ...)`` per alternative (see :attr:`Param.when`)."""
+    if not when:
+        return ()
+    alternatives = (when,) if isinstance(when, Mapping) else when
+    if not isinstance(alternatives, (tuple, list)):
+        raise TypeError(f"Param.when must be a mapping or a tuple of mappings, not {when!r}")
+    out = []
+    for alternative in alternatives:
+        pairs = alternative.items() if isinstance(alternative, Mapping) else alternative
+        try:
+            normal = tuple((name, tuple(allowed) if isinstance(allowed, (tuple, list)) else (allowed,))
+                           for name, allowed in pairs)
+        except (TypeError, ValueError):
+            raise TypeError(f"Param.when must be a mapping or a tuple of mappings, not {when!r}") from None
+        if not normal or not all(isinstance(name, str) and allowed for name, allowed in normal):
+            raise TypeError(f"Param.when: each condition names a parameter and at least one value, not {when!r}")
+        out.append(normal)
+    return tuple(out)
 
 
 def param_text(value: Any) -> str:
@@ -185,8 +248,55 @@ def _typed(value, kind: type):
 
 
 def declare(spec: Mapping[str, Any]) -> dict[str, Param]:
-    """``default_params`` as declared (plain values or :class:`Param`) -> ``{name: Param}``."""
-    return {key: value if isinstance(value, Param) else Param(value) for key, value in spec.items()}
+    """``default_params`` as declared (plain values or :class:`Param`) -> ``{name: Param}``.
+    A ``when`` condition must name another declared parameter and values it allows."""
+    declared = {key: value if isinstance(value, Param) else Param(value) for key, value in spec.items()}
+    for key, param in declared.items():
+        for name, allowed in (pair for alternative in param.when for pair in alternative):
+            if name == key or name not in declared:
+                raise ParamError(f"parameter {key} applies with {name}=..., which is not another declared parameter")
+            for value in allowed:
+                declared[name].coerce(value, name, f"the condition of parameter {key}")
+    return declared
+
+
+def inapplicable(declared: Mapping[str, Any], values: Mapping[str, Any], language: str | None) -> list[str]:
+    """The declared parameters that do not apply to a task in ``language`` with the model's
+    parameters at ``values`` (every one, defaults included), in declaration order. A
+    parameter whose condition names one that does not apply does not apply either."""
+    declared = declare(declared)
+    dropped: set[str] = set()
+    changed = True
+    while changed:  # the dropped set only grows: at most one pass per parameter
+        changed = False
+        for key, param in declared.items():
+            if key not in dropped and not param.applies(values, language, dropped):
+                dropped.add(key)
+                changed = True
+    return [key for key in declared if key in dropped]
+
+
+def applicable_params(values: Mapping[str, Any], declared: Mapping[str, Any], language: str | None, owner: str,
+                      given: Iterable[str] = (), task: str = "") -> dict:
+    """``values`` without the parameters that do not apply (:func:`inapplicable`). One of
+    them among the explicitly ``given`` names is refused in one line: it would change
+    nothing, while the run's command and output folder said it had been chosen."""
+    dropped = inapplicable(declared, values, language)
+    for key in given:
+        if key in dropped:
+            raise ParamError(f"parameter {key}={_show(values.get(key))} for {owner} "
+                             f"{_not_applying(declare(declared)[key], values, language, task)}; drop it")
+    return {key: value for key, value in values.items() if key not in dropped}
+
+
+def _not_applying(param: Param, values: Mapping[str, Any], language: str | None, task: str) -> str:
+    """Why ``param`` does not apply, in words: the task's language, else its conditions."""
+    if param.languages and language is not None and primary_language(language) not in param.languages:
+        where = f"task {task} (language {language})" if task else f"a task in {language}"
+        return f"does not apply to {where}: it applies to {', '.join(param.languages)} tasks only"
+    names = dict.fromkeys(name for alternative in param.when for name, _ in alternative)
+    now = ", ".join(f"{name}={_show(values.get(name))}" for name in names)
+    return f"does not apply with {now}: it applies {param._when_text()} only"
 
 
 def budget_of(values: Mapping[str, Any], declared: Mapping[str, Param]) -> str | None:

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import operator
 import random
 
 from statbench.contract.records import Split
 
 
 def kfold_assignment(query_ids, k: int, seed: int) -> dict[str, list[str]]:
-    """``random.Random(seed).shuffle(sorted ids)``; fold i takes every k-th id from offset i."""
+    """``random.Random(seed).shuffle(sorted ids)``; fold i takes every k-th id from offset i.
+    Only folds that get an id are made: with more folds than ids the others would be empty
+    (and :func:`kfold_splits` leaves empty folds out), so ``k`` costs nothing beyond the ids."""
+    try:
+        folds = operator.index(k)  # an int, or a numpy integer
+    except TypeError:
+        folds = 0
+    if isinstance(k, bool) or folds < 1:
+        raise ValueError(f"k must be a whole number >= 1, not {k!r}")
     ids = sorted(query_ids, key=_natural)
     random.Random(seed).shuffle(ids)
-    return {f"fold-{i + 1}": sorted(ids[i::k], key=_natural) for i in range(k)}
+    return {f"fold-{i + 1}": sorted(ids[i::folds], key=_natural) for i in range(min(folds, len(ids)))}
 
 
 def kfold_splits(folds: dict[str, list[str]]) -> list[Split]:

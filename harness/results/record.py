@@ -100,6 +100,13 @@ class ModelRecord(JsonRecord):
     trained: bool | None = optional("true if the model learned from the task's training queries")
     budget: str | None = optional("the parameters that make this a reduced-budget run (e.g. 'preset=cpu-small'), "
                                   "not the protocol's settings")
+    defaults: dict[str, Any] | None = optional(
+        "the model's declared default of each parameter in params, recorded at run time: a row's identity and label "
+        "show the parameters that differ from them (absent in older results: every parameter is shown)")
+    needs_gpu: bool | None = optional("true if the model declared it cannot run in reasonable time without a GPU")
+    tolerance: NonNegative | None = optional(
+        "a model that declared itself non-deterministic: the absolute tolerance per per-query figure between two runs; "
+        "absent: deterministic (a re-run's run file is byte-identical)")
     plugin: PluginRecord
 
 
@@ -602,7 +609,36 @@ def read_results(path) -> dict:
     errors = schema_errors(obj)
     if errors:
         raise DataFormatError(path, "does not match the results schema: " + "; ".join(errors[:SHOWN_PROBLEMS]))
+    deep = _too_deep(obj)
+    if deep:
+        raise DataFormatError(path, f"{deep} is nested more than {MAX_FREE_DEPTH} levels deep "
+                                    "(no record needs that; the readers would overflow)")
     return obj
+
+
+#: how deep a value of a free-form field (parameters, their defaults, ``extra``) may nest: the
+#: JSON parsers accept ~1,000 levels, but every reader after them (the record, identity,
+#: labels) recurses too, and one such file must not stop a whole leaderboard build
+MAX_FREE_DEPTH = 32
+
+
+def _too_deep(obj: dict) -> str | None:
+    """The first free-form field of a schema-valid results dict nested deeper than
+    :data:`MAX_FREE_DEPTH` (its path), or None. The typed fields' depth is the schema's."""
+    free = [("extra", obj.get("extra"))]
+    for stage in ("model", "reranker"):
+        record = obj.get(stage)
+        if isinstance(record, dict):
+            free += [(f"{stage}/{key}", record.get(key)) for key in ("params", "defaults")]
+    for where, value in free:
+        stack = [(value, 0)]
+        while stack:
+            item, depth = stack.pop()
+            if isinstance(item, dict | list):
+                if depth >= MAX_FREE_DEPTH:
+                    return where
+                stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return None
 
 
 def _read_checked(path: Path, raw: bytes):
@@ -636,6 +672,9 @@ def write_results(path, results) -> None:
     errors = schema_errors(obj)
     if errors:
         raise ValueError("results do not match the schema: " + "; ".join(errors[:SHOWN_PROBLEMS]))
+    deep = _too_deep(obj)
+    if deep:
+        raise ValueError(f"results' {deep} is nested more than {MAX_FREE_DEPTH} levels deep")
     write_json(path, obj)
 
 

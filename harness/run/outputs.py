@@ -52,7 +52,8 @@ def config_folder_name(label: str, where: str | None = None, settings: Mapping[s
     ambiguous = (identity is not None or any(c in label for c in ",@=")
                  or any(c in (where or "") for c in "@=")
                  or any(c in k for k in texts for c in ",@=") or any("," in t or "@" in t for t in texts.values()))
-    if name != exact or ambiguous or len(name.encode("utf-8")) > _MAX_NAME:
+    # "", "." and ".." are no folder of their own (a path component that names another folder)
+    if name != exact or ambiguous or name in ("", ".", "..") or len(name.encode("utf-8")) > _MAX_NAME:
         # the hash is of the configuration as data: parts that print alike still differ
         key = config_key([label, where, [[str(k), _typed(v)] for k, v in settings.items()], identity])
         name = _cut(name, _MAX_NAME).rstrip(",") + "~" + key[:10]

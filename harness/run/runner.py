@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from statbench.contract.model import Reranker, Retriever, RunContext
+from statbench.contract.params import applicable_params
 from statbench.contract.records import Ranking, Split, TaskData
 from statbench.contract.task import Task
 from statbench.data.atomic import atomic_open, write_json, write_text
@@ -178,9 +179,13 @@ class Run:
         self.reranker_entry = registry.get("rerankers", request.reranker) if request.reranker else None
         self.task: Task = start_task(self.task_entry)
         self.info = self.task_entry.cls.task_info()
-        self.retriever: Retriever | None = _instantiate(self.model_entry, request.params) if self.model_entry else None
-        self.reranker: Reranker | None = (_instantiate(self.reranker_entry, request.reranker_params)
+        self.retriever: Retriever | None = (_instantiate(self.model_entry, request.params, self.info)
+                                            if self.model_entry else None)
+        self.reranker: Reranker | None = (_instantiate(self.reranker_entry, request.reranker_params, self.info)
                                           if self.reranker_entry else None)
+        for model in (self.retriever, self.reranker):  # a bad needs_gpu/tolerance stops before any work
+            if model is not None:
+                model.reproducibility()
         self.outputs = OutputSet(Path(request.output) if request.output else default_output_dir(request))
         self.outputs.check()  # before any work: an unwritable --output must not cost a whole run
         #: the values the stages last returned, for a stage called without them
@@ -439,6 +444,7 @@ class Run:
             family="pool",
             description=f"frozen candidate pool {pool!r} of task {self.info.name}",
             params={},
+            defaults={},
             plugin=_plugin_record(self.task_entry),
         )
 
@@ -509,10 +515,16 @@ def _split_scores(task_name: str, run: SplitRun, split: Split, qrels, measures) 
     return json.loads(entry.read_bytes("scores.json").decode("utf-8"))
 
 
-def _instantiate(entry: Registered, params: Mapping[str, Any]):
-    """Build a model from typed params; the model class checks every value against its
-    declared parameters."""
-    return call_plugin(entry, "starting", lambda: entry.cls(**params))
+def _instantiate(entry: Registered, params: Mapping[str, Any], info):
+    """Build a model from typed params for the task ``info`` declares; the model class checks
+    every value against its declared parameters. A parameter that does not apply to the
+    task's language or with the model's other settings (``Param(languages=, when=)``) is
+    refused when given, and otherwise left out of ``model.params``: what results record and
+    caches are keyed by holds only choices that made a difference."""
+    model = call_plugin(entry, "starting", lambda: entry.cls(**params))
+    model.params = applicable_params(model.params, entry.cls.param_specs(), info.language, entry.name,
+                                     given=params, task=info.name)
+    return model
 
 
 def _timed(timings: dict, key: str, fn):
@@ -678,9 +690,32 @@ def _plugin_record(entry: Registered) -> PluginRecord:
 
 
 def _model_record(entry: Registered, model, trained: bool | None = None) -> ModelRecord:
+    """What results record of a model: its parameters with the declared default of each (a
+    row's identity and label are computed from these alone, on any machine), its budget,
+    and what a reproduction needs to know (``needs_gpu``, ``tolerance``)."""
     return ModelRecord(name=model.name, family=model.family, description=model.description, version=model.version,
                        params=model.params, plugin=_plugin_record(entry), trained=trained,
-                       budget=model.budget)
+                       budget=model.budget, defaults=_declared_defaults(model), **model.reproducibility())
+
+
+def _declared_defaults(model) -> dict[str, Any]:
+    """The declared default of each parameter in ``model.params`` (a parameter without a
+    declared default, or whose default JSON cannot hold, is left out: it is always shown)."""
+    declared = type(model).defaults()
+    return {key: declared[key] for key in model.params if key in declared and _json_value(declared[key])}
+
+
+def _json_value(value) -> bool:
+    """Whether ``value`` is plain JSON data a results file can hold (no NaN or infinity)."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return True
+    if isinstance(value, float):
+        return value == value and value not in (float("inf"), float("-inf"))
+    if isinstance(value, (list, tuple)):
+        return all(_json_value(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _json_value(v) for k, v in value.items())
+    return False
 
 
 def _environment() -> dict[str, str]:

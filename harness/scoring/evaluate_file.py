@@ -4,16 +4,20 @@ in one declared tie order, refusing a run that does not belong to the task."""
 from __future__ import annotations
 
 import itertools
+import math
 import operator
+from array import array
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from statbench.data.runfile import TIE_ORDER, order_as_trec_eval
 from statbench.results.record import EvaluatedRun, RunFile
 from statbench.scoring.evaluation import score_splits
 
 if TYPE_CHECKING:
+    from statbench.contract.records import Ranking
     from statbench.contract.taskinfo import TaskInfo
     from statbench.loading.loadcache import TaskSummary
 
@@ -100,7 +104,7 @@ def evaluate_rankings(path: Path, rankings: dict, scoring: ScoringTask, wanted: 
     itself would use; a run without such ties is scored in its own order (a statbench run,
     strict at float32, gives exactly the figures of the run that wrote it). When some
     evaluated query had ties, the results say so (``tie_order``) and the log says how many."""
-    from statbench.data.runfile import TIE_ORDER, float32_ties, order_as_trec_eval, strictly_decreasing_at_float32
+    from statbench.data.runfile import float32_ties, strictly_decreasing_at_float32
     from statbench.errors import StatbenchError
     from statbench.loading.splits import select_splits
 
@@ -131,6 +135,7 @@ def evaluate_rankings(path: Path, rankings: dict, scoring: ScoringTask, wanted: 
         log.info("%s: %d of %d evaluated quer(y/ies) rank documents with scores equal at 32-bit precision "
                  "(e.g. %s); every measure sees them in one order: %s", path, len(tied),
                  len(evaluated & set(rankings)), ", ".join(tied[:3]), TIE_ORDER)
+        warn_reordered(path, {q: rankings[q] for q in tied}, len(evaluated & set(rankings)), log)
     for qid in unordered:
         rankings[qid] = order_as_trec_eval(rankings[qid])
     scores = score_splits(info.measures, data, splits, rankings)
@@ -138,3 +143,52 @@ def evaluate_rankings(path: Path, rankings: dict, scoring: ScoringTask, wanted: 
     return EvaluatedRun(**scores.scores_fields() | {"tie_order": TIE_ORDER if tied else None},
                         data_checksum=data.checksum,  # the data scored on (compare refuses other data)
                         run_file=RunFile(path=str(path), sha256=sha))
+
+
+def warn_reordered(path: Path, tied: dict, answered: int, log) -> None:
+    """One warning when the order scored (trec_eval's, :data:`TIE_ORDER`) is not the order the
+    file's own scores give: scores that differ in the file but are equal once read as 32-bit
+    floats, as trec_eval reads them (scores around 1e9, or differing in the 9th digit). It
+    says how many of the ``answered`` evaluated queries, one example, and what to write
+    instead. Exact ties in the file are not counted: the file leaves their order open."""
+    swapped = {qid: pair for qid, ranking in sorted(tied.items()) if (pair := float32_reordering(ranking))}
+    if not swapped:
+        return
+    qid, ((a, score_a), (b, score_b)) = next(iter(swapped.items()))
+    log.warning("%s: %d of %d evaluated queries are not scored in the order of the file's scores: scores that "
+                "differ in the file are equal at 32-bit precision, so trec_eval's order applies, %s; e.g. "
+                "query %s: documents %s (score %r) and %s (score %r) are both %s at float32, so %s is ranked "
+                "above %s; write scores that differ at float32 (or rank-derived scores, e.g. -rank)",
+                path, len(swapped), answered, TIE_ORDER, qid, a, score_a, b, score_b,
+                shortest_float32_text(score_a), b, a)
+
+
+def float32_reordering(ranking: Ranking) -> tuple[tuple[str, float], tuple[str, float]] | None:
+    """Whether trec_eval's order (:data:`TIE_ORDER`) ranks the documents otherwise than the
+    scores as written do (double precision, exact ties broken by the same doc id rule): then
+    the first two documents it swaps, ``((A, score A), (B, score B))`` with score A > score B
+    in the file but equal at float32, so that B is ranked above A. ``None``: the file's
+    scores give the order that is scored (exact ties aside, which the file itself leaves open)."""
+    written = [doc for doc, _ in sorted(ranking, key=lambda pair: (pair[1], pair[0]), reverse=True)]
+    scored = [doc for doc, _ in order_as_trec_eval(ranking)]
+    if written == scored:
+        return None
+    # the first difference: A is the best left by the written scores, B by trec_eval's order;
+    # (score A, A) > (score B, B) and (float32 A, A) < (float32 B, B) give score A > score B,
+    # equal at float32 (see the tests)
+    a, b = next((w, s) for w, s in zip(written, scored) if w != s)
+    scores = dict(ranking)
+    return (a, scores[a]), (b, scores[b])
+
+
+def shortest_float32_text(score: float) -> str:
+    """The shortest decimal text of the float32 that ``score`` reads as (trec_eval's reading):
+    9 significant digits always identify a float32."""
+    single = array("f", (score,))[0]
+    if not math.isfinite(single):
+        return repr(single)
+    for digits in range(1, 10):
+        value = float(f"{single:.{digits}g}")
+        if array("f", (value,))[0] == single:
+            return repr(value)
+    return repr(single)  # not reached

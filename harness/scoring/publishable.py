@@ -2,8 +2,9 @@
 checks on :class:`~statbench.results.record.RunScores` / ``Results`` for what the schema
 cannot say. Every measure scored in the aggregate, each split and each query; split names
 unique; every score finite, and within [0, 1] for a measure known to be bounded; the
-aggregate the mean and std of the splits; the per-query scores averaging to the splits'.
-:func:`read_publishable` is the strict reader plus these checks."""
+aggregate the mean and std of the splits; the per-query scores averaging to the splits';
+efficiency and cost figures that do not contradict each other or the timings
+(:func:`efficiency_problems`). :func:`read_publishable` is the strict reader plus these checks."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from operator import itemgetter
 
 from statbench.errors import DataFormatError
 from statbench.results.record import Results, RunScores, as_scores, read_results
+from statbench.scoring.efficiency_checks import efficiency_problems
 
 #: ir-measures measures whose every value lies in [0, 1] (by name, as in ``R@100``,
 #: ``nDCG(gains=...)@10``, ``RR(rel=2)@5``). Others (NumRet, RBP, INST, alpha_nDCG, ...)
@@ -201,7 +203,7 @@ def check_results(results) -> list[str]:
     problems = score_problems(results)
     if problems:
         return problems
-    return agreement_problems(results)
+    return agreement_problems(results) + efficiency_problems(results)
 
 
 def join_problems(problems: list[str]) -> str:

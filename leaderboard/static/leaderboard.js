@@ -93,6 +93,7 @@
     body.setAttribute("data-trained", row.trained || "");
     body.setAttribute("data-ref", row.ref ? "1" : "0");
     body.setAttribute("data-budget", row.budget || "");
+    body.setAttribute("data-seen", row.seen ? "1" : "0");
     var tr = el("tr", "main");
     var model = el("td", "model");
     model.appendChild(el("span", "name", row.name));
@@ -118,12 +119,23 @@
         model.appendChild(badge);
       }
       if (row.base) { space(model); model.appendChild(el("span", "badge base", "baseline")); }
-      if (row.ver) {
+      if (row.lvl) {
+        space(model);
+        var level = el("span", "badge level " + row.lvl[0], row.lvl[0]);
+        level.title = row.lvl[1];
+        model.appendChild(level);
+      } else if (row.ver) {
         space(model);
         var ver = el("span", "badge " + row.ver[0], row.ver[1]);
         if (row.ver[2]) { ver.title = row.ver[2]; }
         model.appendChild(ver);
       }
+    }
+    if (row.seen) {
+      space(model);
+      var seen = el("span", "badge seen", "test queries seen");
+      seen.title = "its model card declares that test queries of this task were seen in training or tuning: not ranked with the others";
+      model.appendChild(seen);
     }
     tr.appendChild(model);
     tr.appendChild(el("td", "family", row.family || "—"));
@@ -204,11 +216,14 @@
     var showRefs = !published || published.checked;
     var budgetBox = document.querySelector('input[name="budget"]');
     var showBudget = !budgetBox || budgetBox.checked;
+    var seenBox = document.querySelector('input[name="seen"]');
+    var showSeen = !!(seenBox && seenBox.checked);  /* rows that saw test queries: out of the ranking unless asked */
     return order.filter(function (key) {
       var row = data.rows[key];
       var visible = !(row.family in families) || families[row.family];
       if (row.ref) { return visible && showRefs; }
       if (row.budget && !showBudget) { return false; }
+      if (row.seen && !showSeen) { return false; }
       return visible && (trained === "all" || row.trained === trained);
     });
   }

@@ -6,7 +6,13 @@ seconds, or an HTTP date; a date in the past means now), else exponential backof
 4 ... seconds, capped at 60). A server asking for more than 60 s (an hour, a date years
 ahead) stops the run at once with one line: retrying sooner than asked would only be
 refused again, and the answers already received are cached for the next run. Any other
-failure, or the last retry's, is one line naming the provider and the HTTP status."""
+failure, or the last retry's, is one line naming the provider and the HTTP status.
+
+One request, every attempt and wait included, has one overall bound (:func:`overall_bound`,
+``STATBENCH_API_TIMEOUT`` seconds, default :data:`OVERALL_WAIT`): the SDKs' own timeout
+bounds one network read, so a server trickling its answer, or many retries, could wait
+without end. Past the bound (or when the next wait would pass it) the run stops with one
+line naming the provider and the bound."""
 
 from __future__ import annotations
 
@@ -18,11 +24,15 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Mapping, TypeVar
 
+from statbench.data.deadline import DeadlinePassed, bound_from_env, call_within
 from statbench.errors import StatbenchError
 
 T = TypeVar("T")
 log = logging.getLogger("statbench")
 MAX_WAIT = 60.0
+#: Seconds one request may take, every attempt and wait included (``STATBENCH_API_TIMEOUT``).
+OVERALL_WAIT = 600.0
+TIMEOUT_ENV = "STATBENCH_API_TIMEOUT"
 
 #: The waiting function (tests record the waits instead of sleeping).
 sleep: Callable[[float], None] = time.sleep
@@ -77,14 +87,30 @@ def backoff(attempt: int) -> float:
     return min(2.0 ** attempt, MAX_WAIT)
 
 
+def overall_bound() -> float:
+    """The overall bound on one request, in seconds (``STATBENCH_API_TIMEOUT``)."""
+    return bound_from_env(TIMEOUT_ENV, OVERALL_WAIT)
+
+
 def with_retries(owner: str, target: str, call: Callable[[], T], classify: Callable[[BaseException], Failure | None],
-                 max_retries: int, stats: dict | None = None) -> T:
-    """``call()``, retried as the module says. ``classify`` turns a provider exception into
-    a :class:`Failure`, or None for one that is not an API failure (re-raised as it is)."""
+                 max_retries: int, stats: dict | None = None, bound: float | None = None) -> T:
+    """``call()``, retried as the module says, within ``bound`` seconds overall (default:
+    :func:`overall_bound`). ``classify`` turns a provider exception into a
+    :class:`Failure`, or None for one that is not an API failure (re-raised as it is)."""
+    bound = overall_bound() if bound is None else bound
+    deadline = time.monotonic() + bound
     attempt = 0
+
+    def past_bound(what: str) -> StatbenchError:
+        return StatbenchError(f"{owner}: {target} {what} ({TIMEOUT_ENV}=SECONDS waits longer); answers already "
+                              "received are cached: run again later")
+
     while True:
         try:
-            return call()
+            return call_within(max(deadline - time.monotonic(), 0.0), call, f"request to {target}")
+        except DeadlinePassed:
+            tries = f" ({attempt + 1} attempts)" if attempt else ""
+            raise past_bound(f"did not answer within {bound:g} s{tries}, every attempt and wait included") from None
         except StatbenchError:
             raise
         except Exception as exc:  # noqa: BLE001 - SDK errors come in many types
@@ -101,6 +127,9 @@ def with_retries(owner: str, target: str, call: Callable[[], T], classify: Calla
                                  f"(Retry-After), more than the {MAX_WAIT:.0f} s statbench waits: run again later "
                                  "(answers already received are cached)")
         wait = backoff(attempt) if wait is None else wait
+        if time.monotonic() + wait > deadline:
+            raise past_bound(f"answered {what}; retrying in {wait:g} s would pass the bound of {bound:g} s on one "
+                             "request, every attempt and wait included")
         log.info("%s: %s from %s; retrying in %.1f s (retry %d of %d)", owner, what, target, wait, attempt + 1,
                  max_retries)
         if stats is not None:

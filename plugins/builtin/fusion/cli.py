@@ -13,7 +13,7 @@ import click
 
 log = logging.getLogger("statbench")
 
-_METHODS = ("rrf", "isr", "log_isr", "logn_isr", "bordafuse", "condorcet", "combsum", "combmnz", "combmax",
+_METHODS = ("rrf", "isr", "log_isr", "logn_isr", "bordafuse", "combsum", "combmnz", "combmax",
             "combmin", "combmed", "combanz", "wsum", "wmnz")  # engine.METHODS (not imported: --help stays fast)
 _NORMS = ("auto", "none", "min-max", "max", "sum", "z", "zmuv", "rank", "borda")
 
@@ -21,9 +21,11 @@ _NORMS = ("auto", "none", "min-max", "max", "sum", "z", "zmuv", "rank", "borda")
 @click.command()
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--task", required=True, help="Task the runs belong to (its judgements score the fused run).")
-@click.option("--method", type=click.Choice(_METHODS), default="rrf", show_default=True, help="ranx fusion method.")
+@click.option("--method", default="rrf", show_default=True, metavar="METHOD",
+              help=f"ranx fusion method: {', '.join(_METHODS)} (condorcet is refused: not deterministic).")
 @click.option("--norm", type=click.Choice(_NORMS), default="auto", show_default=True,
-              help="Score normalisation before fusing (auto: min-max for score-based methods, none for rank-based).")
+              help="Score normalisation before fusing (auto: min-max for score-based methods, none for rank-based; "
+                   "borda only before a score-based method).")
 @click.option("--weights", default="", help="wsum/wmnz: one weight per input, comma-separated (e.g. 0.3,0.7).")
 @click.option("--k", "k", type=click.IntRange(min=1), default=60, show_default=True, help="RRF's k.")
 @click.option("--split", "splits", multiple=True, help="Fuse and score only these splits (repeatable).")

@@ -14,10 +14,15 @@ What statbench adds around it:
   to the task's depth, tied scores lowered to be strictly decreasing at float32
   (:func:`statbench.data.runfile.order_ranking`, as every statbench run is written).
 
-Only unsupervised methods are offered: ranx's supervised ones (probfuse, segfuse,
-slidefuse, bayesfuse, posfuse, mapfuse) learn from judgements, and here the only
-judgements at hand are the test queries'. Weights (``wsum``, ``wmnz``) are given, or tuned
-on a dev split by ``statbench grid`` (``tune:``), never on the queries scored."""
+Every method offered gives the same fused run from the same inputs, process after process
+(no random state; ranx's per-query loops run in parallel but each query alone, its sums in
+input order): ``condorcet`` is refused (:data:`REFUSED`), its order depending on Python's
+per-process string hashing, and so is ``borda`` normalisation before a rank-based method
+(ranx's borda normalisation hands on each ranking in that same set order). Only unsupervised
+methods are offered: ranx's supervised ones (probfuse, segfuse, slidefuse, bayesfuse,
+posfuse, mapfuse) learn from judgements, and here the only judgements at hand are the test
+queries'. Weights (``wsum``, ``wmnz``) are given, or tuned on a dev split by ``statbench
+grid`` (``tune:``), never on the queries scored."""
 
 from __future__ import annotations
 
@@ -27,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from statbench.api import Ranking, StatbenchError
+from statbench.models.fusion.sources import check_distinct, rankings_digest
 
 #: statbench's method name -> ranx's, and whether it reads ranks (no normalisation needed)
 #: or scores (normalised first, min-max by default)
@@ -36,7 +42,6 @@ METHODS: dict[str, tuple[str, str]] = {
     "log_isr": ("log_isr", "rank"),
     "logn_isr": ("logn_isr", "rank"),
     "bordafuse": ("bordafuse", "rank"),
-    "condorcet": ("condorcet", "rank"),
     "combsum": ("sum", "score"),
     "combmnz": ("mnz", "score"),
     "combmax": ("max", "score"),
@@ -45,6 +50,12 @@ METHODS: dict[str, tuple[str, str]] = {
     "combanz": ("anz", "score"),
     "wsum": ("wsum", "score"),
     "wmnz": ("wmnz", "score"),
+}
+#: ranx methods not offered, and why: each would publish a figure that changes from run to run
+REFUSED: dict[str, str] = {
+    "condorcet": ("ranx's condorcet orders documents by a pairwise vote that can tie or cycle, sorted from "
+                  "a Python set whose order changes with every process (string hashing): the same inputs "
+                  "give another fused run each time, so it is not offered"),
 }
 #: methods that take one weight per component
 WEIGHTED = frozenset({"wsum", "wmnz"})
@@ -74,10 +85,16 @@ class FusionSettings:
 
     def checked(self, n_components: int) -> FusionSettings:
         """These settings for ``n_components`` runs, or one line saying what is wrong."""
+        if self.method in REFUSED:
+            raise FusionError(f"fusion method {self.method}: {REFUSED[self.method]}")
         if self.method not in METHODS:
             raise FusionError(f"fusion method {self.method!r}: expected one of {', '.join(METHODS)}")
         if self.norm != AUTO and self.norm not in NORMS:
             raise FusionError(f"fusion normalisation {self.norm!r}: expected one of {AUTO}, {', '.join(NORMS)}")
+        if self.norm == "borda" and METHODS[self.method][1] == "rank":
+            raise FusionError(f"normalisation borda with the rank-based method {self.method}: ranx's borda "
+                              "normalisation hands on each ranking's documents in an order that changes with every "
+                              "process (not by score), which a rank-based method reads as ranks; use --norm auto")
         if n_components < 2:
             raise FusionError(f"fusion needs at least two runs, got {n_components}")
         if self.method in WEIGHTED:
@@ -133,14 +150,16 @@ def parse_weights(text: str) -> tuple[float, ...]:
 
 
 def fuse_rankings(components: Sequence[Mapping[str, Ranking]], query_ids: Sequence[str],
-                  settings: FusionSettings, depth: int | None) -> dict[str, Ranking]:
+                  settings: FusionSettings, depth: int | None, labels: Sequence[str] = ()) -> dict[str, Ranking]:
     """``query_ids``' rankings fused from ``components`` (each query id -> ranking in its
     declared order, strictly decreasing at float32; a query a component did not rank counts
     as an empty ranking), by ranx, checked, in the harness's order, cut to ``depth``.
-    A query no component ranked gets an empty ranking."""
+    A query no component ranked gets an empty ranking. Two components that rank these
+    queries identically are one run fused with itself: refused, named by ``labels``."""
     from statbench.data.runfile import order_ranking
 
     settings = settings.checked(len(components))
+    _check_distinct(components, query_ids, labels)
     asked = [q for q in query_ids if any(component.get(q) for component in components)]
     fused: dict[str, Ranking] = {q: [] for q in query_ids}
     if not asked:
@@ -161,6 +180,15 @@ def fuse_rankings(components: Sequence[Mapping[str, Ranking]], query_ids: Sequen
                                   f"score {score!r} (not finite); try another normalisation (--norm)")
         fused[qid] = order_ranking(ranked.items(), depth)
     return fused
+
+
+def _check_distinct(components: Sequence[Mapping[str, Ranking]], query_ids: Sequence[str],
+                    labels: Sequence[str]) -> None:
+    """Components ranking ``query_ids`` alike (documents, order and scores) are refused."""
+    names = list(labels) or [f"input {i + 1}" for i in range(len(components))]
+    ranked = [(name, {q: list(c.get(q, ())) for q in query_ids}) for name, c in zip(names, components)]
+    ranked = [(name, r) for name, r in ranked if any(r.values())]  # ranking nothing here is not a run to compare
+    check_distinct([name for name, _ in ranked], [rankings_digest(r) for _, r in ranked])
 
 
 def _ranx_fuse(runs: list[dict[str, dict[str, float]]], settings: FusionSettings) -> dict[str, dict[str, float]]:

@@ -1,7 +1,8 @@
 """``statbench fuse``: runs of one task fused into an ordinary output set (run.trec,
 qrels.trec, results.json, run.log, replaced as a unit), split by split.
 
-Inputs (:mod:`.inputs`) must be alike before anything is fused: the same task, the same
+Inputs (:mod:`.inputs`) must be distinct runs (by content), apart from ``--output``
+(:mod:`.sources`), and alike before anything is fused: the same task, the same
 data (the checksum each output's results recorded, and that of the data scored now), the
 same protocol, task version, budget and split layout (every split's queries); a bare run
 file must rank the task's queries and only its documents. Each split's test queries are
@@ -19,6 +20,7 @@ from pathlib import Path
 from statbench.api import StatbenchError
 from statbench.models.fusion.engine import FusionSettings
 from statbench.models.fusion.inputs import ComponentRun
+from statbench.models.fusion.sources import check_distinct, check_output_apart
 
 #: the run file's tag, as ``statbench run --model fusion`` writes it
 TAG = "statbench-fusion"
@@ -44,9 +46,12 @@ def fuse(request: FuseRequest, log: logging.Logger):
 
     started = time.perf_counter()
     settings = request.settings.checked(len(request.sources))
+    check_output_apart(request.output, request.sources)  # an input is never replaced, nor written into
     outputs = OutputSet(request.output)
     outputs.check()  # before any work
     components = [read_component(source) for source in request.sources]
+    ranked = [c for c in components if c.rankings]  # an empty run is refused below, as ranking no query
+    check_distinct([str(c.source) for c in ranked], [c.digest for c in ranked])
     for c in components:  # before the task is loaded: another task's results need no data to be refused
         if c.results is not None and c.results.task.name != request.task:
             raise StatbenchError(f"{c.source}: results of task {c.results.task.name!r}, not {request.task!r}")
@@ -134,7 +139,8 @@ def _fuse_splits(components, splits, scoring, settings: FusionSettings, log) -> 
     fused: dict = {}
     for split in splits:
         tested = list(split.test)
-        ranked = fuse_rankings([c.rankings for c in components], tested, settings, depth)
+        ranked = fuse_rankings([c.rankings for c in components], tested, settings, depth,
+                               labels=[str(c.source) for c in components])
         checked = check_rankings({q: r for q, r in ranked.items() if r}, owner=f"fusion ({settings.describe()}, ranx)",
                                  query_ids=set(tested), corpus=scoring.corpus, k=depth)
         fused.update(checked)
@@ -170,6 +176,9 @@ def _write(request, settings, components, scoring, splits, fused, outputs, log, 
         return PluginRecord(name=entry.plugin.name, distribution=entry.plugin.distribution, version=entry.plugin.version)
 
     labels = [c.label for c in components]
+    params = {"runs": ",".join(labels), "method": settings.method, "norm": settings.norm,
+              "weights": ",".join(f"{w:g}" for w in settings.weights), "k": settings.k}
+    declared = own.cls.defaults()  # recorded beside params: a row's label reads only the record
     with outputs.staged() as staging:
         write_run(staging / "run.trec", fused, TAG)
         write_qrels(staging / "qrels.trec", {q: data.qrels[q] for s in splits for q in s.test if q in data.qrels})
@@ -181,9 +190,8 @@ def _write(request, settings, components, scoring, splits, fused, outputs, log, 
                             plugin=record_of(task_entry), corpus_size=data.n_documents),
             model=ModelRecord(name="fusion", family="fusion",
                               description=f"{settings.describe()} of {', '.join(labels)}", version=own.cls.version,
-                              params={"runs": ",".join(labels), "method": settings.method, "norm": settings.norm,
-                                      "weights": ",".join(f"{w:g}" for w in settings.weights), "k": settings.k},
-                              plugin=record_of(own), trained=False, budget=components[0].budget),
+                              params=params, defaults={k: declared[k] for k in params if k in declared},
+                              plugin=record_of(own), trained=False, budget=components[0].budget, needs_gpu=False),
             command=request.command or _command(request),
             run_file=RunFile(path="run.trec", sha256=file_sha256(staging / "run.trec")),
             timings={"fuse": round(t0 - started, 4), "evaluate": round(evaluate, 4),

@@ -1,6 +1,7 @@
 """The inputs of ``statbench fuse``: a TREC run file, or a statbench output folder (its
 ``results.json`` read as strictly as a board reads one, and its run file, ``run.trec`` or
-the committed ``run.trec.gz``, checked against the sha256 the results recorded).
+the committed ``run.trec.gz``, checked against the sha256 the results recorded, and read
+only from inside that folder: :func:`.sources.run_file_inside`).
 
 Each input's rankings come out in the one order it is scored in: a statbench run's rank
 column (no ties), a foreign run's ties put in trec_eval's order (``TIE_ORDER``), so that
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from statbench.api import DataFormatError, Ranking, StatbenchError
+from statbench.models.fusion.sources import rankings_digest, run_file_inside
 
 
 @dataclass
@@ -25,6 +27,11 @@ class ComponentRun:
     rankings: dict[str, Ranking]
     run_sha256: str
     results: object | None = None  # statbench.results.record.Results
+
+    @property
+    def digest(self) -> str:
+        """What fusion reads of it (:func:`.sources.rankings_digest`): its identity."""
+        return rankings_digest(self.rankings)
 
     @property
     def label(self) -> str:
@@ -60,8 +67,11 @@ def _read_output(folder: Path) -> ComponentRun:
     results_path = folder / "results.json"
     if not results_path.is_file():
         raise StatbenchError(f"{folder}: not a statbench output folder (no results.json); give its run file instead")
+    if not results_path.resolve().is_relative_to(folder.resolve()):
+        raise StatbenchError(f"{folder}: its results.json is a link to {results_path.resolve()} outside that folder: "
+                             "not read")
     results = read_publishable(results_path)
-    run_path = folder / results.run_file.path
+    run_path = run_file_inside(folder, results.run_file.path)
     gz_path = run_path.with_name(run_path.name + ".gz")
     if run_path.is_file():
         sha = file_sha256(run_path)

@@ -10,6 +10,7 @@ on a dev split by the grid's ``tune:``)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -28,9 +29,11 @@ class FusionRetriever(Retriever):
                                       "split as by `statbench run --model NAME`; a model's parameters in brackets: "
                                       "bm25[k1=0.9;b=0.4],minilm"),
         "method": Param("rrf", choices=tuple(METHODS), description="ranx's fusion method (rank-based: rrf, isr, "
-                        "log_isr, logn_isr, bordafuse, condorcet; score-based: comb*, wsum, wmnz)"),
+                        "log_isr, logn_isr, bordafuse; score-based: comb*, wsum, wmnz; condorcet is refused: not "
+                        "deterministic)"),
         "norm": Param(AUTO, choices=(AUTO, *NORMS), description="score normalisation before fusing (ranx's; "
-                      "auto: min-max for score-based methods, none for rank-based ones)"),
+                      "auto: min-max for score-based methods, none for rank-based ones; borda only before a "
+                      "score-based method)"),
         "weights": Param("", description="wsum/wmnz: one weight per run, comma-separated, in the order of runs "
                          "(tune them on a dev split with the grid's tune:)"),
         "k": Param(DEFAULT_K, min=1, description="RRF's k (score of rank r: 1/(k+r))"),
@@ -51,6 +54,7 @@ class FusionRetriever(Retriever):
             entry = registry.get("retrievers", component.name)
             model = call_plugin(entry, "starting", lambda e=entry, c=component: e.cls(**c.params))
             self.models.append((component, entry, model))
+        _check_distinct_configurations(self.models)
         #: learns when one of its components does (each is trained on the split's training queries)
         self.trainable = any(model.trainable for _, _, model in self.models)
         self.description = f"{self.settings.describe()} of {', '.join(c.label for c in self.components)}"
@@ -69,6 +73,13 @@ class FusionRetriever(Retriever):
         self._train = (list(queries), dict(qrels))  # each learning component trains on them, in search
 
     def index(self, corpus: Sequence[Document], ctx: RunContext) -> None:
+        from statbench.contract.params import applicable_params
+
+        # what a run does to a model (the task's language known): a component's parameter that
+        # does not apply (segmenter on an English task) is dropped, or refused when given
+        for component, entry, model in self.models:
+            model.params = applicable_params(model.params, entry.cls.param_specs(), ctx.language, entry.name,
+                                             given=component.params, task=ctx.task_name)
         self._corpus = list(corpus)  # each component indexes on its first cache miss only
 
     def search(self, queries: Sequence[Query], k: int, ctx: RunContext) -> dict[str, Ranking]:
@@ -80,7 +91,8 @@ class FusionRetriever(Retriever):
                                  "retriever runs inside `statbench run` or a grid")
         runs = [self._component_run(component, entry, model, split, queries, k, ctx)
                 for component, entry, model in self.models]
-        return fuse_rankings(runs, [q.id for q in queries], self.settings, k)
+        return fuse_rankings(runs, [q.id for q in queries], self.settings, k,
+                             labels=[c.label for c in self.components])
 
     def _component_run(self, component, entry, model, split, queries, k: int, ctx: RunContext) -> dict[str, Ranking]:
         """The component's rankings of the split's test queries: its cached split run (the
@@ -131,3 +143,19 @@ class FusionRetriever(Retriever):
                                  corpus={d.id for d in self._corpus}, k=k)
         ctx.log.info("fusion: %s on %s: %d test queries ranked", component.label, split.name, len(checked))
         return {qid: order_ranking(ranking, k) for qid, ranking in checked.items()}
+
+
+def _check_distinct_configurations(models) -> None:
+    """Two components of one identity (the key their split runs are cached under: plugin,
+    version, every parameter with its default, weights) are one run, however spelled
+    (``bm25,bm25[k1=1.2]`` with 1.2 bm25's default): one line naming both."""
+    from statbench.storage.keys import model_identity
+
+    seen: dict[str, str] = {}
+    for component, entry, model in models:
+        identity = json.dumps(model_identity(entry, model), sort_keys=True, default=str)
+        if identity in seen:
+            raise StatbenchError(f"fusion: runs {seen[identity]!r} and {component.label!r} are one configuration "
+                                 "(the same model with the same parameters, defaults included): fusing a run with "
+                                 "itself only reweights it")
+        seen[identity] = component.label

@@ -10,20 +10,41 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, Sequence
 
-from statbench.api import Document, Query, Ranking, Retriever, RunContext
-from statbench.contract.params import Param
+from statbench.api import (
+    SEGMENTER_PARAM,
+    Analyzer,
+    Document,
+    Param,
+    Query,
+    Ranking,
+    Retriever,
+    RunContext,
+    StatbenchError,
+    primary_language,
+)
 from statbench.data.checksum import text_sha256
-from statbench.errors import StatbenchError
-from statbench.models.lexical.analysis import Analyzer, primary_language, tokenize_corpus
+from statbench.models.lexical.analysis import tokenize_corpus
 from statbench.models.lexical.tokenized import TokenizedCorpus
 from statbench.models.shared.artefacts import ids_digest
 from statbench.models.shared.topk import top_k  # noqa: F401  (re-exported: the models import it from here)
 
 ANALYZERS = ("default", "statbench")
-#: The Lucene backend's analysis: Lucene's own language analyzer, or statbench's tokens.
+#: The Lucene backend's analysis: Lucene's own language analyzer, or statbench's tokens
+#: (it applies with backend=lucene only: on an embedded backend it is not recorded).
 ANALYZER_PARAM = {"analyzer": Param("default", "the Lucene backend's analysis: default (Lucene's language analyzer) "
                                     "or statbench (statbench's tokens, Lucene's whitespace analyzer)",
-                                    choices=ANALYZERS)}
+                                    choices=ANALYZERS, when={"backend": "lucene"})}
+
+
+def backend_analysis_params(embedded: str) -> dict[str, Param]:
+    """``analyzer`` and ``segmenter`` of a model with an embedded backend named ``embedded``
+    and the Lucene one: the segmenter applies to Chinese tasks where statbench's analysis is
+    used, i.e. on the embedded backend or on Lucene with ``analyzer=statbench`` (Lucene's
+    own analyzer, CJK bigrams, segments nothing)."""
+    segmenter = dataclasses.replace(SEGMENTER_PARAM, when=({"backend": embedded}, {"analyzer": "statbench"}))
+    return {**ANALYZER_PARAM, "segmenter": segmenter}
+
+
 #: The field a task's structure lives in (see docs/task-authors.md), outermost heading first.
 HEADING_FIELD = "heading_path"
 WITH_HEADINGS = Param(False, "index each article's heading path (Document.fields['heading_path']: code › book › "
@@ -81,7 +102,8 @@ class LexicalRetriever(Retriever):
         return text_sha256(f"{ctx.data_checksum}\0{HEADING_FIELD}")
 
     def analyzer(self, ctx: RunContext) -> Analyzer:
-        return Analyzer(ctx.language, stopwords=ctx.stopwords, stem=self.stem, segmenter=self.params["segmenter"])
+        """The task's analyzer (``segmenter``: absent where it does not apply, e.g. an English task)."""
+        return Analyzer.for_task(ctx, stem=self.stem, segmenter=self.params.get("segmenter"))
 
     def search_terms(self, queries: Sequence[Query], k: int, ctx: RunContext, vocab,
                      rank: Callable[[list[str], int], Ranking]) -> dict[str, Ranking]:

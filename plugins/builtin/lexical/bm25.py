@@ -14,10 +14,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from statbench import hookimpl
-from statbench.api import Document, Query, Ranking, RunContext
-from statbench.contract.params import Param
-from statbench.models.lexical.analysis import SEGMENTER_PARAM
-from statbench.models.lexical.base import ANALYZER_PARAM, LexicalRetriever, top_k
+from statbench.api import Document, Param, Query, Ranking, RunContext
+from statbench.models.lexical.base import LexicalRetriever, backend_analysis_params, top_k
 from statbench.models.lexical.bm25_index import index_bm25s
 from statbench.models.shared.artefacts import load_or_build
 from statbench.models.shared.topk import distinct
@@ -36,10 +34,10 @@ class BM25(LexicalRetriever):
         "b": Param(0.75, "document-length normalisation (0: none, 1: full)", min=0.0, max=1.0),
         "preset": Param("default", "named k1/b of a paper (bsard: 1.0/0.6, gdsr: 2.5/0.2, pyserini: 0.9/0.4); "
                         "explicit k1/b override it", choices=tuple(PRESETS)),
-        "method": Param("lucene", "bm25s scoring variant (the bm25s backend only)", choices=BM25S_METHODS),
+        "method": Param("lucene", "bm25s scoring variant (the bm25s backend only)", choices=BM25S_METHODS,
+                        when={"backend": "bm25s"}),
         "backend": Param("bm25s", "bm25s (embedded) or lucene (Anserini through pyserini)", choices=("bm25s", "lucene")),
-        **ANALYZER_PARAM,
-        **SEGMENTER_PARAM,
+        **backend_analysis_params("bm25s"),
     }
 
     def __init__(self, **params):

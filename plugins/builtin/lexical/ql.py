@@ -14,10 +14,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from statbench import hookimpl
-from statbench.api import Document, Query, Ranking, RunContext
-from statbench.contract.params import Param
-from statbench.models.lexical.analysis import SEGMENTER_PARAM
-from statbench.models.lexical.base import ANALYZER_PARAM, LexicalRetriever, top_k
+from statbench.api import Document, Param, Query, Ranking, RunContext
+from statbench.models.lexical.base import LexicalRetriever, backend_analysis_params, top_k
 from statbench.models.shared.artefacts import load_or_build
 from statbench.models.shared.topk import distinct
 from statbench.storage.cache import CacheEntry
@@ -33,8 +31,7 @@ class QueryLikelihood(LexicalRetriever):
         "mu": Param(1000.0, "Dirichlet prior (pseudo-count of collection-model words)", above=0.0),
         "backend": Param("native", "native (scipy.sparse) or lucene (Anserini's LMDirichletSimilarity)",
                          choices=("native", "lucene")),
-        **ANALYZER_PARAM,
-        **SEGMENTER_PARAM,
+        **backend_analysis_params("native"),
     }
 
     def index(self, corpus: Sequence[Document], ctx: RunContext) -> None:

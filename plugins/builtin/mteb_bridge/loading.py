@@ -81,6 +81,7 @@ def load_model(name: str, revision: str, device: str):
     import mteb
 
     from statbench.models.mteb_bridge.hubaccess import offline_if_unreachable
+    from statbench.models.shared import hub
     from statbench.models.shared.hub import _short
     from statbench.storage.weights import resolve
 
@@ -100,7 +101,12 @@ def load_model(name: str, revision: str, device: str):
             return model
         with offline_if_unreachable() as offline:
             try:
-                return mteb.get_model(name, revision or None, device=device)
+                if offline is not None:
+                    return mteb.get_model(name, revision or None, device=device)
+                return hub.fetch_within_bound(lambda: mteb.get_model(name, revision or None, device=device),
+                                              f"mteb model {name!r}")
+            except hub.FetchStalled as stalled:
+                raise StatbenchError(f"{stalled}: {missing_hint(name, revision)}") from None
             except (OSError, ValueError, KeyError):
                 if offline is not None:
                     raise StatbenchError(f"mteb model {name!r} is not available offline ({offline}): "

@@ -156,11 +156,19 @@ def load_split_data(task, log: logging.Logger):
     """``task.dataset`` after MTEB's ``load_data``; offline, a miss says what to fetch."""
     from statbench.models.mteb_bridge.hubaccess import dataset_fetch_hint, offline_if_unreachable
 
+    from statbench.models.shared import hub
+
     meta = task.metadata
     if not task.data_loaded:
         with offline_if_unreachable() as offline:
+            path, revision = meta.dataset.get("path"), meta.dataset.get("revision")
             try:
-                task.load_data()
+                if offline is None:  # the hub answers: one overall bound on the whole fetch
+                    hub.fetch_within_bound(task.load_data, f"mteb task {meta.name}'s dataset {path}")
+                else:
+                    task.load_data()
+            except hub.FetchStalled as stalled:
+                raise StatbenchError(f"{stalled}: {dataset_fetch_hint(path, revision)}") from None
             except StatbenchError:
                 raise
             except Exception as exc:  # noqa: BLE001 - datasets and the hub raise many kinds

