@@ -35,18 +35,6 @@ from statbench.leaderboard.efficiency import COLUMNS as EFFICIENCY_COLUMNS
 from statbench.leaderboard.efficiency import efficiency_cells
 from statbench.leaderboard.forkmap import split_map, start
 from statbench.leaderboard.fragments import signed
-from statbench.leaderboard.levels import DECLARED, LEVELS, MEANING, level_of
-from statbench.leaderboard.source import (
-    BUILTIN,
-    NOT_PUBLISHED,
-    SOURCE_FILE,
-    SourceRecord,
-    install_line,
-    published,
-    read_source,
-    unpublished_reasons,
-)
-from statbench.leaderboard.verdicts import VerdictReader
 from statbench.leaderboard.incremental import (
     MARKER,
     board_digest,
@@ -58,11 +46,23 @@ from statbench.leaderboard.incremental import (
     reuse,
     write_states,
 )
+from statbench.leaderboard.levels import DECLARED, LEVELS, MEANING, level_of
 from statbench.leaderboard.pareto import pareto_charts, pareto_point
 from statbench.leaderboard.plots import Series, recall_curves, recall_cutoffs
 from statbench.leaderboard.records import RecordCache
 from statbench.leaderboard.rowviews import RowViews
 from statbench.leaderboard.runcopies import RunDigests, plain_content, write_gzipped
+from statbench.leaderboard.source import (
+    BUILTIN,
+    NOT_PUBLISHED,
+    SOURCE_FILE,
+    SourceRecord,
+    install_line,
+    published,
+    read_source,
+    unpublished_reasons,
+)
+from statbench.leaderboard.verdicts import VerdictReader
 from statbench.scoring.reproduction import copy_reproduction
 
 DEFAULT_BASELINE = "bm25"

@@ -186,8 +186,8 @@ def _check_target(item: _Prepared, card: dict, found) -> None:
     """A pull request adds folders, never edits another's: an existing folder must hold
     exactly what would be written (then it is left as it is). ``found`` (the sources, or
     None before they are looked for) is compared too."""
-    from statbench.leaderboard.submission import SubmissionError
     from statbench.leaderboard.source import SOURCE_FILE
+    from statbench.leaderboard.submission import SubmissionError
 
     target = item.target
     if target.exists() or target.is_symlink():

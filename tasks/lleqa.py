@@ -26,7 +26,6 @@ from statbench import hookimpl
 from statbench.api import Document, Query, Split, TaskData
 from statbench.data.atomic import atomic_open
 from statbench.data.checksum import files_sha256
-from statbench.data.deadline import DeadlinePassed, call_within
 from statbench.data.dataio import (
     item_error,
     json_type,
@@ -37,6 +36,7 @@ from statbench.data.dataio import (
     record_id,
     text_value,
 )
+from statbench.data.deadline import DeadlinePassed, call_within
 from statbench.data.validation import check_file_qrels
 from statbench.errors import DataFormatError, DownloadError, one_line
 from statbench.loading.taskdef import DefinedTask

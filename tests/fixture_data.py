@@ -70,3 +70,40 @@ def run_stard_outputs(root: Path, param_lists) -> Path:
             assert result.exit_code == 0, result.output
         plugins.reset_registry()
     return root
+
+
+def edit_results(folder: Path, change) -> None:
+    """Change an output set's results.json in place (``change``: a function of the parsed object)."""
+    path = folder / "results.json"
+    obj = json.loads(path.read_text("utf-8"))
+    change(obj)
+    path.write_text(json.dumps(obj, ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+def edit_run(folder: Path, old: str, new: str, *, record: bool) -> None:
+    """Replace text in an output set's run file; ``record``: write its new sha256 into
+    results.json too."""
+    import hashlib
+
+    run = folder / "run.trec"
+    text = run.read_text("utf-8")
+    assert old in text
+    run.write_text(text.replace(old, new, 1), encoding="utf-8")
+    if record:
+        sha = hashlib.sha256(run.read_bytes()).hexdigest()
+        edit_results(folder, lambda obj: obj["run_file"].__setitem__("sha256", sha))
+
+
+def rows_by_folder(collected) -> dict[str, object]:
+    """The collected rows by the name of their results file's folder."""
+    return {row.path.parent.name: row for board in collected.boards.values() for row in board}
+
+
+def empty_results_repository(tmp_path: Path) -> Path:
+    """A results repository with nothing in it but its marker (``tmp_path/repo``)."""
+    from statbench.leaderboard.submission import write_repository_marker
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    write_repository_marker(root)
+    return root

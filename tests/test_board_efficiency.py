@@ -322,7 +322,8 @@ def test_cached_records_read_their_per_query_scores_only_when_used(tmp_path):
     # ... unless the results file changed since the entry was made: the build stops, one line
     damage_queries()
     rows = collect(root, records=RecordCache(tmp_path / "records")).boards["toy"]
-    rows[0].path.write_bytes(rows[0].path.read_bytes())
+    # (by its content: rewriting the same bytes is no change, one more byte is)
+    rows[0].path.write_bytes(rows[0].path.read_bytes() + b"\n")
     with pytest.raises(StatbenchError, match=r"results\.json changed while the leaderboard was being built"):
         rows[0].query_scores("R@5")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fixture_data import run_stard_outputs
+from fixture_data import edit_results, empty_results_repository, run_stard_outputs
 
 from statbench.commands.cli import cli
 from statbench.errors import StatbenchError
@@ -45,10 +45,7 @@ def outputs(built_outputs, tmp_path) -> Path:
 
 @pytest.fixture
 def repo(tmp_path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    write_repository_marker(root)
-    return root
+    return empty_results_repository(tmp_path)
 
 
 def submit(*args, input=None):
@@ -57,13 +54,6 @@ def submit(*args, input=None):
 
 def repo_files(repo: Path) -> list[str]:
     return sorted(str(p.relative_to(repo)) for p in repo.rglob("*"))
-
-
-def edit_results(folder: Path, change) -> None:
-    path = folder / "results.json"
-    obj = json.loads(path.read_text("utf-8"))
-    change(obj)
-    path.write_text(json.dumps(obj, ensure_ascii=False, indent=2), encoding="utf-8")
 
 
 # --- submitting ---------------------------------------------------------------------------------

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fixture_data import run_stard_outputs
+from fixture_data import empty_results_repository, run_stard_outputs
 from source_fixtures import MODULE, NAME, VERSION, index, install, site  # noqa: F401 (fixtures)
 
 from statbench.commands.cli import cli
 from statbench.errors import StatbenchError
 from statbench.leaderboard.source import SOURCE_FILE, install_line, pip_requirements
-from statbench.leaderboard.submission import read_submission, write_repository_marker
+from statbench.leaderboard.submission import read_submission
 
 CARD_FLAGS = ["--local", "--training-data", "none", "--no-test-queries-seen", "--hardware", "2 CPU cores",
               "--licence", "MIT", "--author", "Ada Lab"]
@@ -43,10 +43,7 @@ def plugin_run(built_outputs, tmp_path) -> Path:
 
 @pytest.fixture
 def repo(tmp_path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    write_repository_marker(root)
-    return root
+    return empty_results_repository(tmp_path)
 
 
 def submit(*args):

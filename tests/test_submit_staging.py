@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fixture_data import run_stard_outputs
+from fixture_data import empty_results_repository, run_stard_outputs
 
 from statbench.commands.cli import cli
-from statbench.leaderboard.submission import read_submission, write_repository_marker
+from statbench.leaderboard.submission import read_submission
 
 CARD_FLAGS = ["--local", "--training-data", "none", "--no-test-queries-seen", "--hardware", "2 CPU cores",
               "--licence", "MIT", "--author", "Ada Lab"]
@@ -36,10 +36,7 @@ def outputs(built_outputs, tmp_path) -> Path:
 
 @pytest.fixture
 def repo(tmp_path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    write_repository_marker(root)
-    return root
+    return empty_results_repository(tmp_path)
 
 
 def label_dir(repo: Path) -> Path:

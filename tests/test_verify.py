@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import gzip
-import hashlib
 import json
 import shutil
 import sys
@@ -14,7 +13,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fixture_data import STARD_CORPUS, STARD_QUERIES, write_jsonl
+from fixture_data import STARD_CORPUS, STARD_QUERIES, edit_results, edit_run, write_jsonl
+from fixture_data import rows_by_folder as rows
 
 from statbench import __version__
 from statbench.commands.cli import cli
@@ -56,28 +56,6 @@ def outputs(built, tmp_path) -> Path:
 @pytest.fixture
 def data(built) -> Path:
     return built / "stard"
-
-
-def edit_results(folder: Path, change) -> None:
-    path = folder / "results.json"
-    obj = json.loads(path.read_text("utf-8"))
-    change(obj)
-    path.write_text(json.dumps(obj, ensure_ascii=False, indent=2), encoding="utf-8")
-
-
-def edit_run(folder: Path, old: str, new: str, *, record: bool) -> None:
-    """Replace text in the run file; ``record``: write its new sha256 into results.json too."""
-    run = folder / "run.trec"
-    text = run.read_text("utf-8")
-    assert old in text
-    run.write_text(text.replace(old, new, 1), encoding="utf-8")
-    if record:
-        sha = hashlib.sha256(run.read_bytes()).hexdigest()
-        edit_results(folder, lambda obj: obj["run_file"].__setitem__("sha256", sha))
-
-
-def rows(collected) -> dict[str, object]:
-    return {row.path.parent.name: row for board in collected.boards.values() for row in board}
 
 
 def test_honest_rows_are_verified_with_date_and_version(outputs, data):

@@ -16,6 +16,7 @@ import logging
 from pathlib import Path
 
 import click
+
 from statbench.registry.hookspecs import hookimpl
 
 log = logging.getLogger("statbench")

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from statbench.contract.params import param_text
+from statbench.data.atomic import exchange_dirs, fsync_dir
 from statbench.data.checksum import config_key
 from statbench.errors import StatbenchError
-from statbench.data.atomic import exchange_dirs, fsync_dir
 from statbench.storage.paths import cache_root
 
 #: The files a run writes; a target holding anything else is not a statbench output set.

@@ -155,7 +155,6 @@ def register_task_resolvers(register):
 def load_split_data(task, log: logging.Logger):
     """``task.dataset`` after MTEB's ``load_data``; offline, a miss says what to fetch."""
     from statbench.models.mteb_bridge.hubaccess import dataset_fetch_hint, offline_if_unreachable
-
     from statbench.models.shared import hub
 
     meta = task.metadata
