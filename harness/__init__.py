@@ -32,10 +32,6 @@ static site in :mod:`statbench.leaderboard`; all three register as plugins do.
 
 __version__ = "0.1.0"
 
-from statbench import compat  # noqa: E402
-
-compat.install()
-
 from statbench.registry.hookspecs import hookimpl  # noqa: E402  (re-exported for plugin authors)
 
 __all__ = ["__version__", "hookimpl"]

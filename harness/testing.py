@@ -18,12 +18,8 @@ from pathlib import Path
 from statbench.contract.model import Reranker, Retriever, RunContext
 from statbench.contract.params import applicable_params
 from statbench.contract.records import Document, Query
-from statbench.registry.checks import (
-    PluginError,
-    check_model_class,
-    check_rankings,
-    check_task_class,
-)
+from statbench.registry.checks import PluginError, check_rankings, check_task_class
+from statbench.registry.class_checks import check_model_class
 from statbench.registry.plugins import PluginInfo, Registered, load_entry_points, pm, reset_registry
 
 SAMPLE_CORPUS = (

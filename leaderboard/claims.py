@@ -377,6 +377,32 @@ def model_problem(request, results) -> str | None:
         if registered == "retrievers" and record.trained is not None and record.trained != learns:
             return (f"trained={str(record.trained).lower()} recorded, but {record.name} with these parameters "
                     f"{'learns' if learns else 'does not learn'} from the task's training queries")
+        problem = reproducibility_problem(model, record)
+        if problem:
+            return problem
+    return None
+
+
+def reproducibility_problem(model, record) -> str | None:
+    """What the record says a reproduction needs (``needs_gpu``, ``tolerance``) that the
+    installed model does not declare: a bm25 recorded as needing a GPU would never be re-run,
+    one recorded with a tolerance would be "reproduced" by any run within it. A record older
+    than these fields (no ``needs_gpu``) says nothing of them."""
+    from statbench.errors import StatbenchError
+
+    if getattr(record, "needs_gpu", None) is None:
+        return None
+    try:
+        declared = model.reproducibility()
+    except StatbenchError:
+        return None
+    if record.needs_gpu != declared["needs_gpu"]:
+        return (f"needs_gpu={str(record.needs_gpu).lower()} recorded, but {record.name} declares "
+                f"needs_gpu={str(declared['needs_gpu']).lower()}")
+    said, tolerance = getattr(record, "tolerance", None), declared["tolerance"]
+    if (said is None) != (tolerance is None) or (said is not None and abs(float(said) - tolerance) > 0):
+        return (f"tolerance {'absent' if said is None else repr(said)} recorded, but {record.name} declares "
+                f"{'none (deterministic)' if tolerance is None else repr(tolerance)}")
     return None
 
 

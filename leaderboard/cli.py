@@ -84,13 +84,17 @@ def build(results_dir, out_dir, baseline, measure, run_files, verify, allow_unve
 
 def strict_failures(verifier, report, allow_unverified: bool) -> list[str]:
     """What fails ``build --verify --strict``, as ``leaderboard check`` would fail it: refused
-    rows, results files skipped as broken or inconsistent (never hidden behind a warning), and
-    rows that could not be verified unless they are allowed."""
+    rows, results files skipped as broken or inconsistent (never hidden behind a warning), a
+    results repository's rows that are not submissions its check accepts, and rows that could
+    not be verified unless they are allowed."""
     failures = []
     if verifier.count("refused"):
         failures.append(f"{verifier.count('refused')} row(s) refused")
     if report.skipped:
         failures.append(f"{len(report.skipped)} results file(s) skipped as broken or inconsistent")
+    if report.not_submissions:
+        failures.append(f"{len(report.not_submissions)} row(s) of a results repository left off: not a submission "
+                        "'leaderboard check' accepts")
     if not allow_unverified and verifier.count("unverifiable"):
         failures.append(f"{verifier.count('unverifiable')} row(s) could not be verified (--allow-unverified "
                         "shows them)")

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from statbench.data.filedigests import file_digests
+from statbench.storage.filedigests import file_digests
 from statbench.errors import DataFormatError, StatbenchError
 from statbench.leaderboard.identity import budget, identity  # noqa: F401 (identity: part of this module's interface)
 from statbench.leaderboard.submission import REPOSITORY_MARKER, RESULTS_DIR, RESULTS_FILE

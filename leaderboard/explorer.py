@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from statbench.data.filedigests import file_digests
+from statbench.storage.filedigests import file_digests
 from statbench.errors import StatbenchError
 
 #: queries per page (the boards' rows per page)
@@ -104,7 +104,7 @@ class TaskTexts:
 
 def _folder_state(folder: Path) -> list:
     """(relative name, sha256) of every file below ``folder``: its content, never its size
-    and times (:mod:`statbench.data.filedigests` finds it again by its stat only where that
+    and times (:mod:`statbench.storage.filedigests` finds it again by its stat only where that
     provably identifies it)."""
     digests = file_digests("leaderboard")
     try:

@@ -26,7 +26,8 @@ may hold anything): each becomes one path component only if it is a plain file n
 (:func:`path_component`: not empty, ``.``, ``..`` or hidden, no ``/ \\ : < > " | ? *``, no
 control or invisible character, no leading or trailing space, no trailing ``.``, no Windows
 device name, at most 200 bytes), and every file's final path, links in the existing part of
-``--output`` followed, must lie inside ``--output``. All of it is checked before anything is
+``--output`` followed, must lie inside ``--output``, and no existing entry may block one (a file
+where a folder goes, a folder where a file goes). All of it is checked before anything is
 written: a refused export leaves no file, and no folder it created."""
 
 from __future__ import annotations
@@ -105,6 +106,26 @@ def check_inside(out: Path, relatives) -> None:
             if not resolved.is_relative_to(root):
                 raise StatbenchError(f"--output {out}: {relative.parent / path.name} would be written to {resolved}, "
                                      "outside it (a link in the folder leads out): nothing exported")
+
+
+def check_writable(out: Path, relatives) -> None:
+    """No existing entry blocks a file to write: every file's place is free or a file (replaced),
+    and its nearest existing folder above is a folder (not a file, nor a dangling link); one
+    line otherwise, before anything is written (a move failing half way would leave some
+    rows exported and not others)."""
+    from statbench.errors import StatbenchError
+
+    for relative in relatives:
+        for path in (out / relative, out / relative.parent / "model_meta.json"):
+            if path.is_dir():
+                raise StatbenchError(f"--output {out}: {path} is a folder (a file of the export goes there): "
+                                     "nothing exported")
+            above = path.parent
+            while not above.exists() and not above.is_symlink() and above != above.parent:
+                above = above.parent
+            if not above.is_dir():
+                raise StatbenchError(f"--output {out}: {above} is not a folder (the export writes {path}): "
+                                     "nothing exported")
 
 
 def model_identity(row, label: str) -> tuple[str, str, dict]:
@@ -235,6 +256,7 @@ def export_mteb(results_dir, board: str, out: Path, selectors=(), measures=(), i
                             "leaderboard has no such task to show them under")
     out = Path(out)
     check_inside(out, files)
+    check_writable(out, files)
     created = next((p for p in reversed([out, *out.parents]) if not p.exists()), None)  # removed if refused
     out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".mteb-export-", dir=out))

@@ -9,7 +9,7 @@ that determines the board's files (statbench's version and the site's own code, 
 options, the board's name and slug, every board's name and slug for the navigation, the
 installed task's declaration, and per row the results file's path and content (its sha256,
 found again by its stat only where that provably identifies it:
-:mod:`statbench.data.filedigests`), the same of its run file and any reproduction file, its
+:mod:`statbench.storage.filedigests`), the same of its run file and any reproduction file, its
 verification), the files it wrote with their sha256, and what the build said about
 it (problems, notes, the index line). The state of those files as the build left them is kept
 beside, in the cache (:func:`read_states`).
@@ -27,7 +27,8 @@ from pathlib import Path
 
 from statbench import __version__
 from statbench.data.checksum import file_sha256
-from statbench.data.filedigests import file_digests
+from statbench.leaderboard.records import code_files
+from statbench.storage.filedigests import file_digests
 
 MARKER = ".statbench-site"  #: the file that marks a built site (and holds the manifest)
 MARKER_TEXT = "built by statbench leaderboard build; this folder is replaced on each build\n"
@@ -46,7 +47,7 @@ def code_digest() -> str:
     digest = hashlib.sha256(__version__.encode())
     for package in (statbench, statbench.leaderboard):
         for root in map(Path, package.__path__):
-            for path in _code_files(root):
+            for path in code_files(root):
                 digest.update(f"{package.__name__}/{path.relative_to(root).as_posix()}\0".encode())
                 digest.update(hashlib.sha256(path.read_bytes()).digest())
     import jinja2
@@ -58,17 +59,6 @@ def code_digest() -> str:
     version = Path(spec.origin).parent / "version.py" if spec is not None and spec.origin else None
     digest.update(b"scipy\0" + (version.read_bytes() if version is not None and version.is_file() else b"-"))
     return digest.hexdigest()
-
-
-def _code_files(root: Path) -> list[Path]:
-    """The files below a package folder that make its code (its sub-packages included,
-    ``__pycache__`` and hidden entries left out), sorted."""
-    found = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
-        found += [Path(folder) / f for f in files if f.endswith((".py", ".html", ".css", ".js", ".json"))
-                  and not f.startswith(".")]
-    return sorted(found)
 
 
 def _task_declaration(task: str) -> str:

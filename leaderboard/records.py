@@ -4,7 +4,7 @@ rebuild in which nothing changed: bench/results/leaderboard_scale.md).
 
 An entry is keyed by the file's absolute path and the sha256 of its content (found again by
 the file's stat only where that provably identifies the content:
-:mod:`statbench.data.filedigests`; a file changed keeping its size and times is hashed, not
+:mod:`statbench.storage.filedigests`; a file changed keeping its size and times is hashed, not
 trusted), and the version of the code that validated it (statbench's version, the results
 type and schema, the publishability checks).
 Only records that passed every check are kept; a broken file is read, and reported, each time.
@@ -30,8 +30,8 @@ import pickle
 import tempfile
 from pathlib import Path
 
-from statbench.data.filedigests import FileDigests, file_digests
 from statbench.errors import StatbenchError
+from statbench.storage.filedigests import FileDigests, file_digests
 
 _MAGIC = b"statbench-record 2\n"
 _QUERIES_MAGIC = b"statbench-queries 1\n"
@@ -42,12 +42,11 @@ def _code_version() -> str:
     """statbench's version and every file of the code that reads and checks a results file
     (the results record, its schema, the scoring checks: by name and content)."""
     from statbench import __version__, results, schemas, scoring
-    from statbench.leaderboard.incremental import _code_files
 
     digest = hashlib.sha256(__version__.encode())
     for package in (results, schemas, scoring):
         for root in map(Path, package.__path__):
-            for path in _code_files(root):
+            for path in code_files(root):
                 digest.update(f"{package.__name__}/{path.relative_to(root).as_posix()}\0".encode())
                 digest.update(hashlib.sha256(path.read_bytes()).digest())
     digest.update(Path(__file__).read_bytes())
@@ -161,7 +160,7 @@ class RecordCache:
         self.root = Path(root)
         self.hits = 0
         self.misses = 0
-        #: the content digests of the files read (:mod:`statbench.data.filedigests`)
+        #: the content digests of the files read (:mod:`statbench.storage.filedigests`)
         self.digests = file_digests("leaderboard")
 
     @classmethod
@@ -176,7 +175,7 @@ class RecordCache:
 
     def known_entry(self, path: Path) -> RecordEntry | None:
         """The entry of this file when its content is known without reading it (its stat
-        finds its digest: :mod:`statbench.data.filedigests`), else None: the file is to be
+        finds its digest: :mod:`statbench.storage.filedigests`), else None: the file is to be
         read, and hashed by whoever reads it (a cold build's workers)."""
         found = self.digests.known(path)
         return None if found is None else RecordEntry(self, Path(path), (os.path.abspath(path), found[0]))
@@ -345,3 +344,14 @@ class RecordEntry:
         if not _write_atomic(self.file, _framed(_MAGIC, payload)):
             return None
         return light, sha256
+
+
+def code_files(root: Path) -> list[Path]:
+    """The files below a package folder that make its code (its sub-packages included,
+    ``__pycache__`` and hidden entries left out), sorted."""
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+        found += [Path(folder) / f for f in files if f.endswith((".py", ".html", ".css", ".js", ".json"))
+                  and not f.startswith(".")]
+    return sorted(found)

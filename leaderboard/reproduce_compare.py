@@ -1,7 +1,8 @@
 """How ``leaderboard reproduce`` compares a re-run with the submission: **reproduced** when
 the re-run's run file is byte-identical to the submitted one (its sha256 is the one
 results.json records), or, for a model that declares itself non-deterministic
-(``tolerance``), when every per-query figure is within that tolerance; else **not
+(``tolerance``, as the re-run records it from the installed code: results.json must record
+the same), when every per-query figure is within that tolerance; else **not
 reproduced**: the first query (the submission's order) and figure (the results' measure
 order) that differ, and how many queries differ. A byte-identical run file whose claimed
 per-query figures are not the re-run's (the same run scored on the same data) is not
@@ -61,7 +62,15 @@ def compare_rerun(submission, output: Path):
         why = ("the run file is byte-identical, but the submission's figures are not the ones it scores: "
                + difference_text(exact))
         return "not reproduced", why, RUN_FILE_IDENTICAL, exact
-    tolerance = declared_tolerance(claimed)
+    # the tolerance the models declare in the re-run (their installed code), never the one the
+    # submitted results.json records: a submitter's word would reproduce any run within it
+    tolerance, said = declared_tolerance(rerun), declared_tolerance(claimed)
+    if said != tolerance:
+        why = (f"results.json records {'no tolerance' if said is None else f'a tolerance of {said:g}'}, but the "
+               f"re-run's models declare {'none (deterministic)' if tolerance is None else f'{tolerance:g}'}, and "
+               "the run files differ")
+        return "not reproduced", why, RUN_FILE_IDENTICAL if tolerance is None else \
+            f"per-query figures within {tolerance:g}", exact
     if tolerance is not None:
         compared = f"per-query figures within {tolerance:g}"
         difference = first_difference(claimed.per_query, rerun.per_query, labels, tolerance)

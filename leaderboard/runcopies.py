@@ -18,7 +18,7 @@ import os
 import time
 from pathlib import Path
 
-from statbench.data.filedigests import file_digests, keepable
+from statbench.storage.filedigests import file_digests, keepable
 from statbench.errors import StatbenchError
 from statbench.leaderboard.records import _read, _write_atomic
 
@@ -112,7 +112,7 @@ def write_gzipped(source: Path, content_sha256: str, target: Path, root: Path | 
 class RunDigests:
     """The sha256 of run files, so that a board rendered again does not read again every
     unchanged run file to check it against its results: the build's index of file digests
-    (:mod:`statbench.data.filedigests`: a file is found by its stat only where that provably
+    (:mod:`statbench.storage.filedigests`: a file is found by its stat only where that provably
     identifies its content), with what the workers of a cold build hashed."""
 
     def __init__(self):

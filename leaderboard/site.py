@@ -24,9 +24,8 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from statbench import __version__
 from statbench.api import FAMILIES
-from statbench.data.atomic import folder_lock, reclaim, replace_dir, staging_dir
+from statbench.data.atomic import reclaim, replace_dir, staging_dir
 from statbench.data.checksum import bytes_sha256, file_sha256
-from statbench.data.filedigests import file_digests
 from statbench.errors import StatbenchError
 from statbench.leaderboard.breakdowns import breakdown_sections
 from statbench.leaderboard.cardview import card_file, read_card, training
@@ -62,8 +61,11 @@ from statbench.leaderboard.source import (
     read_source,
     unpublished_reasons,
 )
+from statbench.leaderboard.submission import repository_above, submission_problem
 from statbench.leaderboard.verdicts import VerdictReader
 from statbench.scoring.reproduction import copy_reproduction
+from statbench.storage.filedigests import file_digests
+from statbench.storage.folder_locks import folder_lock
 
 DEFAULT_BASELINE = "bm25"
 #: rows per page of a task's table: a board with more is written as several static pages
@@ -86,6 +88,8 @@ class BuildReport:
     #: results files skipped as broken or inconsistent (``--strict`` fails on any, as ``check`` does)
     skipped: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)  #: rows refused by ``--verify``
+    #: rows of a results repository left off: not a submission ``leaderboard check`` accepts (``--strict`` fails)
+    not_submissions: list[str] = field(default_factory=list)
     rendered: list[str] = field(default_factory=list)  #: boards rendered (the others kept the previous build's files)
 
 
@@ -460,13 +464,16 @@ def verification_view(verification) -> dict | None:
 DATA_DIR_PLACEHOLDER = "$HOME/statbench-data/{task}"
 
 
-def reproduce_line(res, source) -> str:
+def reproduce_line(res, source) -> str | None:
     """What a stranger types to reproduce a row: the ``pip install`` of its recorded source
     (``source``: the submission's :class:`~statbench.leaderboard.source.SourceRecord`, when
     it is published and holds any third-party distribution), then :func:`reproduce_command`.
     A source not published, or not recorded, installs nothing here: :func:`source_words` says
-    so beside the command, never a ``pip install`` of a distribution no index may hold."""
+    so beside the command, never a ``pip install`` of a distribution no index may hold. None
+    when the recorded command is not a statbench command line (nothing to offer a copy of)."""
     command = reproduce_command(res)
+    if command is None:
+        return None
     install = install_line(source, note=False) if isinstance(source, SourceRecord) else None
     return f"{install} && {command}" if install else command
 
@@ -492,19 +499,25 @@ def source_words(res, source) -> str:
             "with `statbench submit`, which records an installable source)")
 
 
-def reproduce_command(res) -> str:
+def reproduce_command(res) -> str | None:
     """The recorded command as a stranger types it: ``--data-dir`` pointing at an explicit
-    absolute folder instead of the author's path (the plugins it needs: :func:`reproduce_line`)."""
+    absolute folder instead of the author's path (the plugins it needs: :func:`reproduce_line`),
+    and the stranger's own ``statbench`` instead of the path the author ran. None when the
+    recorded command is not a statbench command line (not shell words, or its program not
+    ``statbench``): every command statbench records is one, so anything else is not offered
+    as what to type (the row's details still show it, as recorded)."""
     import shlex
 
     try:
         words = shlex.split(res.command)
-    except ValueError:  # not shell syntax: shown as recorded
-        return res.command
+    except ValueError:
+        return None
+    if not words or PurePosixPath(words[0]).name != "statbench" or PureWindowsPath(words[0]).name != "statbench":
+        return None
     # the task's name from the results, quoted: only $HOME is left for the shell to expand
     placeholder = DATA_DIR_PLACEHOLDER.format(task=shlex.quote(res.task.name))
-    out, skip = [], False
-    for word in words:
+    out, skip = ["statbench"], False
+    for word in words[1:]:
         if skip:
             out.append(placeholder)
             skip = False
@@ -1211,9 +1224,12 @@ def _row_bodies(env, page: dict, tmp: Path, task_slug: str, results_dir: Path) -
 
 def _drop_refused(tasks: dict[str, list[Row]], report: BuildReport) -> None:
     """A refused row (a figure its run file does not give) never reaches the site, whoever
-    collected it: each is one problem line, and a board left empty is not written. Each
-    row kept is given its level and its model card (:func:`_annotate`)."""
+    collected it, nor does a results repository's row that is not a submission its check
+    accepts (a model card missing or unreadable leaves its declared training unknown): each
+    is one problem line, and a board left empty is not written. Each row kept is given its
+    level and its model card (:func:`_annotate`)."""
     verdicts = VerdictReader(report.notes, digests=file_digests("leaderboard"))
+    markers: dict[str, bool] = {}  # folder -> whether it holds a results repository's marker
     for name in list(tasks):
         kept = []
         for row in tasks[name]:
@@ -1221,6 +1237,11 @@ def _drop_refused(tasks: dict[str, list[Row]], report: BuildReport) -> None:
             if verification is not None and verification.status == "refused":
                 report.problems.append(f"{name}: refused {row.path}: {verification.reason}")
                 report.refused.append(str(row.path))
+            elif repository_above(row.path, markers) is not None and \
+                    (problem := submission_problem(row.path, row.results)) is not None:
+                report.problems.append(f"{name}: left off {row.path}: not a submission 'leaderboard check' accepts: "
+                                       f"{problem}")
+                report.not_submissions.append(str(row.path))
             else:
                 _annotate(row, verdicts)
                 kept.append(row)

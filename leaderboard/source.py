@@ -312,7 +312,8 @@ _VERSION = re.compile(r"""
     (?P<dev>[-_.]?(?P<dev_l>dev)[-_.]?(?P<dev_n>[0-9]+)?)?
     (?:\+(?P<local>[a-z0-9]+(?:[-_.][a-z0-9]+)*))?""", re.VERBOSE | re.IGNORECASE)
 _PRE = {"alpha": "a", "a": "a", "beta": "b", "b": "b", "c": "rc", "pre": "rc", "preview": "rc", "rc": "rc"}
-_GIT_SCHEMES = ("https", "http", "ssh", "git", "file")
+#: schemes a stranger can fetch from (never ``file``: a path on the submitter's machine)
+_GIT_SCHEMES = ("https", "http", "ssh", "git")
 
 
 def canonical_name(name: str) -> str:
@@ -387,9 +388,11 @@ def git_url_problem(url: str) -> str | None:
     parts = urlsplit(url)
     if parts.scheme not in _GIT_SCHEMES:
         return f"scheme {parts.scheme or '(none)'!r}: one of {', '.join(_GIT_SCHEMES)}"
-    if parts.scheme != "file" and not parts.hostname:
+    if not parts.hostname:
         return "no host"
-    if parts.password is not None:
+    # over ssh a user name is who logs in (git@host); over http(s) and git:// it can only be a
+    # credential (https://TOKEN@github.com/...: the way a token is put in a remote)
+    if parts.password is not None or (parts.username is not None and parts.scheme != "ssh"):
         return "holds a password or token (a published source names no credentials)"
     if parts.query or parts.fragment or "#" in url or "@" in parts.path:
         return "holds a query, a fragment or an '@' in its path (pip would read them as a revision or option)"

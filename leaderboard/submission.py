@@ -25,6 +25,7 @@ import functools
 import gzip
 import hashlib
 import json
+import os
 import zlib
 from dataclasses import dataclass
 from importlib import resources
@@ -266,6 +267,21 @@ def read_submission(folder, *, check_run: bool = True) -> Submission:
     from statbench.scoring.publishable import read_publishable
 
     folder = Path(folder)
+    present, source = _listing(folder)
+    results = read_publishable(present[RESULTS_FILE])
+    card = _agreement(folder, present, source, results)
+    run_path = present[RUN_FILE]
+    if check_run:
+        actual = gunzipped_sha256(run_path)
+        if actual != results.run_file.sha256:
+            raise DataFormatError(run_path, f"its content hashes to {actual[:12]}…, not to the "
+                                            f"{results.run_file.sha256[:12]}… results.json records")
+    return Submission(folder=folder, results=results, run_path=run_path, model_card=card, source=source)
+
+
+def _listing(folder: Path) -> tuple[dict[str, Path], SourceRecord | None]:
+    """The folder's files by name and its source record: exactly the three files, plus
+    source.json and the wheels it names, all regular files."""
     if folder.is_symlink() or not folder.is_dir():
         raise SubmissionError(f"{folder}: not a submission folder")
     present = {p.name: p for p in folder.iterdir()}
@@ -281,7 +297,12 @@ def read_submission(folder, *, check_run: bool = True) -> Submission:
     if unexpected:
         raise SubmissionError(f"{folder}: unexpected {', '.join(map(repr, unexpected))} (a submission holds only "
                               f"{', '.join(sorted(allowed))})")
-    results = read_publishable(present[RESULTS_FILE])
+    return present, source
+
+
+def _agreement(folder: Path, present: dict[str, Path], source: SourceRecord | None, results: Results) -> dict:
+    """The model card, once it and source.json agree with ``results`` and the folder is
+    where ``results`` goes."""
     card = read_json_strict(present[CARD_FILE])
     problems = card_problems(card, results)
     if problems:
@@ -292,10 +313,46 @@ def read_submission(folder, *, check_run: bool = True) -> Submission:
     where = location_problem(folder, results)
     if where:
         raise SubmissionError(f"{folder}: {where}")
-    run_path = present[RUN_FILE]
-    if check_run:
-        actual = gunzipped_sha256(run_path)
-        if actual != results.run_file.sha256:
-            raise DataFormatError(run_path, f"its content hashes to {actual[:12]}…, not to the "
-                                            f"{results.run_file.sha256[:12]}… results.json records")
-    return Submission(folder=folder, results=results, run_path=run_path, model_card=card, source=source)
+    return card
+
+
+def repository_above(path, known: dict[str, bool] | None = None) -> Path | None:
+    """The results repository holding ``path`` (the nearest folder above it, as written, with
+    the marker), or None. ``known``: folder -> whether it holds the marker, kept between
+    calls (a build asks for every row: each folder is looked at once)."""
+    for folder in Path(os.path.abspath(path)).parents:
+        key = os.fspath(folder)
+        if known is None or key not in known:
+            found = (folder / REPOSITORY_MARKER).is_file()
+            if known is None:
+                if found:
+                    return folder
+                continue
+            known[key] = found
+        if known[key]:
+            return folder
+    return None
+
+
+def submission_problem(results_path: Path, results: Results) -> str | None:
+    """Why a results file inside a results repository (the nearest folder upward with its
+    marker), read as ``results``, is not a submission :func:`read_submission` accepts (the
+    run file aside: a build's verifier hashes it), in one line; None when it is one or is
+    in no repository. A board built from a repository shows only its submissions: a results
+    file outside a submission folder, or a folder whose model card is missing or does not
+    read (its declared training, test queries seen or not, is then unknown), is what
+    ``leaderboard check`` refuses."""
+    path = Path(os.path.abspath(results_path))
+    repository = repository_above(path)
+    if repository is None:
+        return None
+    parts = path.relative_to(repository).parts
+    if len(parts) != 5 or parts[0] != RESULTS_DIR or parts[4] != RESULTS_FILE:
+        return (f"{path}: not in a submission folder ({RESULTS_DIR}/TASK/LABEL/CONFIG/{RESULTS_FILE}) of the results "
+                f"repository {repository}")
+    try:
+        present, source = _listing(path.parent)
+        _agreement(path.parent, present, source, results)
+    except (OSError, StatbenchError) as exc:
+        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return None

@@ -385,10 +385,11 @@ def _write(item: _Prepared, card: dict, found, on_wait=None) -> str:
     import os
     import shutil
 
-    from statbench.data.atomic import folder_lock, fsync_dir, reclaim, staging_dir
+    from statbench.data.atomic import fsync_dir, reclaim, staging_dir
     from statbench.errors import DataFormatError
     from statbench.leaderboard.source import SOURCE_FILE, read_source, source_text
     from statbench.leaderboard.submission import CARD_FILE, RESULTS_FILE, RUN_FILE, SubmissionError, card_text
+    from statbench.storage.folder_locks import folder_lock
 
     target = item.target
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -439,7 +440,8 @@ def _reclaim_beside(target: Path) -> None:
     (each under its own lock, skipped while another submit holds it)."""
     import re
 
-    from statbench.data.atomic import FolderBusyError, folder_lock, reclaim
+    from statbench.data.atomic import reclaim
+    from statbench.storage.folder_locks import FolderBusyError, folder_lock
 
     names = set()
     for entry in target.parent.iterdir():

@@ -325,7 +325,7 @@ class VerdictReader:
     listed once, and a submission folder is hashed only when some verdict file may be its
     (one names it, or cannot be read well enough to tell). ``notes``: where the one line per
     ignored verdict file goes (else a logged warning); ``digests``: an object whose
-    ``sha256(path)`` gives a file's sha256 (e.g. :func:`statbench.data.filedigests.
+    ``sha256(path)`` gives a file's sha256 (e.g. :func:`statbench.storage.filedigests.
     file_digests`, which finds unchanged files by their stat), else every file is hashed."""
 
     def __init__(self, notes: list[str] | None = None, digests=None):

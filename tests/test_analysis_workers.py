@@ -15,9 +15,10 @@ import pytest
 
 from lexical_fixtures import context
 from statbench.api import Document, Query
+from statbench.data.analysis import _nfkc
 from statbench.errors import StatbenchError
 from statbench.models.lexical import analysis_worker
-from statbench.models.lexical.analysis import Analyzer, _merge, _nfkc, analyse_texts, tokenize_corpus
+from statbench.models.lexical.analysis import Analyzer, _merge, analyse_texts, tokenize_corpus
 from statbench.models.lexical.analysis_worker import CLAIMS, Part
 from statbench.models.lexical.bm25 import BM25
 from statbench.models.lexical.bm25_index import index_bm25s

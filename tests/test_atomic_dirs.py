@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from statbench.data import atomic
-from statbench.data.atomic import FolderBusyError, folder_lock, reclaim, replace_dir, staged_dir, staging_dir
+from statbench.data.atomic import reclaim, replace_dir, staging_dir
 from statbench.errors import StatbenchError
+from statbench.storage.folder_locks import FolderBusyError, folder_lock, staged_dir
 
 
 def _tree(root: Path) -> dict[str, str]:
@@ -82,10 +83,11 @@ _CHILD = textwrap.dedent("""
     import sys
     from pathlib import Path
     from statbench.data import atomic
+    from statbench.storage.folder_locks import staged_dir
     if sys.argv[2] == "no-exchange":
         atomic.exchange_dirs = lambda a, b: False
     target = Path(sys.argv[1])
-    with atomic.staged_dir(target) as staging:
+    with staged_dir(target) as staging:
         (staging / "sub").mkdir()
         (staging / "index.html").write_text("index new")
         (staging / "sub" / "page.html").write_text("page new")
@@ -176,7 +178,7 @@ def test_a_second_writer_waits_saying_so_then_stops_in_one_line(tmp_path):
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import sys, time
         from pathlib import Path
-        from statbench.data.atomic import folder_lock
+        from statbench.storage.folder_locks import folder_lock
         with folder_lock(Path({str(target)!r})):
             Path({str(tmp_path / 'held')!r}).touch()
             time.sleep(60)

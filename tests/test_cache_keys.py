@@ -76,6 +76,7 @@ def test_digests_are_taken_by_the_checksum_module_only():
 
 
 def test_the_old_helper_names_are_the_one_helper():
+    import statbench.api as api
     from statbench.models.api_rerankers import cache as api_cache
     from statbench.models.shared import artefacts, hub
     from statbench.run import runcache
@@ -83,10 +84,15 @@ def test_the_old_helper_names_are_the_one_helper():
 
     assert cache.sha256_file is checksum.file_sha256
     assert keys.config_key is checksum.config_key
-    assert artefacts.ids_digest is keys.ids_digest
-    assert api_cache.text_sha256 is checksum.text_sha256
-    assert hub.fingerprint is weights.fingerprint and hub.resolve is weights.resolve
-    assert runcache.corpus_checksum is keys.corpus_checksum and runcache.task_identity is keys.task_identity
+    # no second name for a key: the run cache's entries only (callers import keys from storage.keys)
+    assert not hasattr(runcache, "corpus_checksum") and not hasattr(runcache, "task_identity")
+    # the built-ins take them from statbench.api; their own old names for them are gone
+    assert (api.ids_digest, api.text_sha256, api.config_key, api.corpus_checksum) == (
+        keys.ids_digest, checksum.text_sha256, checksum.config_key, keys.corpus_checksum)
+    assert (api.fingerprint, api.resolve, api.local_copy_dir) == (weights.fingerprint, weights.resolve,
+                                                                   weights.local_copy_dir)
+    assert not hasattr(artefacts, "ids_digest") and not hasattr(api_cache, "text_sha256")
+    assert not hasattr(hub, "fingerprint")
 
 
 def _docs():

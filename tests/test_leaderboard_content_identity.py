@@ -1,7 +1,7 @@
 """Anything a build reads is identified by its content (issue 33 §2): a file rewritten
 keeping its size and times (``os.utime`` back; a rewrite within one tick of the file
 system's clock, which keeps even its change time) is read again, and the next incremental
-build equals a full build. statbench.data.filedigests finds a digest by a file's stat only
+build equals a full build. statbench.storage.filedigests finds a digest by a file's stat only
 where that provably identifies the content."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from statbench.data import filedigests
-from statbench.data.filedigests import MARGIN_NS, FileDigests
+from statbench.storage import filedigests
+from statbench.storage.filedigests import MARGIN_NS, FileDigests
 from statbench.leaderboard.sample import write_sample
 from statbench.leaderboard.site import build_site
 from statbench.storage import weights
@@ -160,7 +160,7 @@ def test_a_cold_builds_workers_hash_the_files_the_build_reads_none_twice(tmp_pat
     """The files a cold build's workers validate are hashed there (from the bytes they read),
     not first in the build's process; their digests are kept, so the next build finds every
     file by its stat."""
-    from statbench.data.filedigests import file_digests
+    from statbench.storage.filedigests import file_digests
     from statbench.leaderboard.collect import collect
     from statbench.leaderboard.forkmap import processes
     from statbench.leaderboard.records import RecordCache

@@ -120,11 +120,15 @@ def test_without_verify_every_row_is_self_reported(repo, made, tmp_path):
     assert {row["lvl"][0] for row in page_data(tmp_path / "site")["rows"].values()} == {SELF_REPORTED}
 
 
-def test_a_card_that_does_not_read_is_a_warning_and_not_shown(repo, made, tmp_path):
+def test_a_card_that_does_not_read_leaves_its_row_off(repo, made, tmp_path):
+    """Its declared training (test queries seen or not) is unknown: the row is not ranked as
+    zero-shot (tests/test_leaderboard_repository_submissions.py for the class)."""
     card = next(repo.rglob("model_card.json"))
     card.write_text(card.read_text("utf-8").replace('"MIT"', '""'), encoding="utf-8")
     result = build(repo, made, tmp_path / "site", "--verify", "--allow-unverified")
-    assert "its model card" in result.output and "is not shown" in result.output
+    assert f"left off {card.parent / 'results.json'}: not a submission 'leaderboard check' accepts: {card}: " \
+           "licence: '' should be non-empty" in result.output
+    assert len(page_data(tmp_path / "site")["rows"]) == 1
 
 
 def test_strict_fails_on_a_results_file_skipped_as_inconsistent(made, tmp_path):

@@ -53,7 +53,7 @@ def test_a_condition_must_name_another_declared_parameter_and_a_value_it_allows(
 
 
 def test_a_plugin_whose_condition_names_nothing_is_refused_at_registration():
-    from statbench.registry.checks import PluginError, check_model_class
+    from statbench.registry.class_checks import PluginError, check_model_class
 
     class Broken(Retriever):
         name = "broken-when"

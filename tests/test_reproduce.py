@@ -119,7 +119,9 @@ def test_tolerance_is_absolute_per_figure():
     assert first_difference(CLAIMED, rerun, ["R@5", "MRR@10"], 0.0001).queries == 3
 
 
-def _compare(monkeypatch, tmp_path, submitted: str, rerun_text: str, rerun_scores: dict, tolerance=None):
+def _compare(monkeypatch, tmp_path, submitted: str, rerun_text: str, rerun_scores: dict, tolerance=None,
+             rerun_tolerance="same"):
+    """``rerun_tolerance``: what the re-run's model declares (default: what the submission records)."""
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "run.trec").write_text(rerun_text, encoding="utf-8")
     (tmp_path / "out" / "results.json").write_text("{}", encoding="utf-8")
@@ -129,8 +131,9 @@ def _compare(monkeypatch, tmp_path, submitted: str, rerun_text: str, rerun_score
     claimed = SimpleNamespace(task=SimpleNamespace(data_checksum=SHA), labels=["R@5", "MRR@10"], per_query=CLAIMED,
                               run_file=SimpleNamespace(sha256=hashlib.sha256(submitted.encode()).hexdigest()),
                               model=model, reranker=None)
+    rerun_model = SimpleNamespace(tolerance=tolerance if rerun_tolerance == "same" else rerun_tolerance)
     rerun = SimpleNamespace(task=SimpleNamespace(data_checksum=SHA), run_file=SimpleNamespace(path="run.trec"),
-                            per_query=rerun_scores)
+                            per_query=rerun_scores, model=rerun_model, reranker=None)
     monkeypatch.setattr(Results, "read", classmethod(lambda cls, path: rerun))
     return compare_rerun(SimpleNamespace(results=claimed, run_path=gz), tmp_path / "out")
 
@@ -538,3 +541,19 @@ def test_an_environment_under_a_relative_cache_names_its_base_absolutely(tmp_pat
     done = subprocess.run([str(env.python), "-I", "-c", "import statbench.leaderboard.reproduce_probe"], cwd="/",
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("recorded, declared, why", [
+    (1.0, None, "results.json records a tolerance of 1, but the re-run's models declare none (deterministic)"),
+    (0.5, 1e-3, "results.json records a tolerance of 0.5, but the re-run's models declare 0.001"),
+    (None, 1e-3, "results.json records no tolerance, but the re-run's models declare 0.001"),
+])
+def test_the_tolerance_is_the_rerun_models_never_the_submitters(monkeypatch, tmp_path, recorded, declared, why):
+    """A tolerance written into results.json by hand (a deterministic bm25 "within 1.0") would
+    reproduce any run: the tolerance compared with is the one the re-run's installed models
+    declare, and a record that says otherwise is not reproduced."""
+    close = {q: {m: v + 1e-4 for m, v in s.items()} for q, s in CLAIMED.items()}
+    outcome, reason, _, _ = _compare(monkeypatch, tmp_path, RUN, RUN + "q3 Q0 d1 1 1.0 x\n", close,
+                                     tolerance=recorded, rerun_tolerance=declared)
+    assert outcome == "not reproduced"
+    assert reason == f"{why}, and the run files differ"

@@ -102,9 +102,3 @@ def test_an_old_style_task_class_still_registers_and_runs(tmp_path):
         assert results["task"]["name"] == "old-style" and results["aggregate"]["R@1"]["mean"] == 1.0
         assert [s["name"] for s in results["splits"]] == ["test"]
 
-
-def test_an_old_style_task_loads_through_the_compat_paths():
-    import statbench.taskinfo
-
-    data = OldStyle().load(None, logging.getLogger("test"))
-    assert isinstance(OldStyle.task_info(), statbench.taskinfo.TaskInfo) and len(data.corpus) == 5

@@ -113,7 +113,7 @@ def test_real_layout_exposes_the_legislative_structure_as_bsard_names_it(tmp_pat
 
 
 def test_real_layout_structure_changes_the_corpus_checksum_not_the_data_checksum(tmp_path):
-    from statbench.run.runcache import corpus_checksum
+    from statbench.storage.keys import corpus_checksum
 
     items = [{"content": "Offences\nA person commits an offence.", "metadata": {"chunk_id": "c1", "doc_id": "d1"}},
              {"content": "Other text", "metadata": {"chunk_id": "c2", "doc_id": "d1"}}]

@@ -33,8 +33,6 @@ log = logging.getLogger("statbench")
 #: key of the plugin command records in the root click context's ``meta``
 _PLUGIN_COMMANDS = "statbench.plugin_commands"
 
-_console = make_console  # the old name, for code that imported it from here
-
 
 class _Group(click.Group):
     """Every failure ends as one line on stderr and exit code 2: a :class:`StatbenchError`

@@ -14,7 +14,8 @@ in the table; this module only says how it is written, the same way for each:
   the footnotes the builder gives; the CSV has the adjusted p-value as a number instead;
 - sections after the first are set apart by a rule and their heading;
 - every label is escaped for the format (LaTeX's special characters, Markdown's punctuation
-  and HTML), and control characters are shown as escapes: a label is text, never markup;
+  and HTML), and control characters and bidirectional controls (U+202E...: they would show
+  the figures after them reversed) are shown as escapes: a label is text, never markup;
 - in the CSV every text cell (labels, headings, measure names) goes through
   :func:`csv_text`: one that a spreadsheet would run as a formula (its first character,
   after any leading whitespace, ``=``, ``+``, ``-``, ``@``, a tab or CR, or a full-width or
@@ -105,11 +106,15 @@ def ranks(table: PaperTable) -> dict[tuple[int, int, int], int]:
     return out
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+#: control characters, line and paragraph separators, and bidirectional controls (marks,
+#: embeddings, overrides, isolates: a label ``bm25\u202e`` would show the figures after it
+#: on its line reversed)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def one_line(text: str) -> str:
-    """Control characters (a newline in a model name) as escapes (``\\n``)."""
+    """Control characters (a newline in a model name) and bidirectional controls as escapes
+    (``\\n``, ``\\u202e``)."""
     return _CONTROL.sub(lambda m: ascii(m.group())[1:-1], str(text))
 
 

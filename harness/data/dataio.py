@@ -642,14 +642,21 @@ def record_id(path, value, line: int | None, field: str, what: str = "", message
         problem = "is empty" if not text else "holds white space"
         raise DataFormatError(path, f"{message_prefix}{kind} {text!r} {problem}, which TREC files cannot hold",
                               line, field)
-    if not text.isprintable():  # the fast path: printable text holds no control or format character
-        hidden = next((c for c in text if _invisible(c)), None)
-        if hidden is not None:
-            kind = f"{what} id" if what else "id"
-            raise DataFormatError(path, f"{message_prefix}{kind} {text!r} holds an invisible character "
-                                  f"(U+{ord(hidden):04X} {unicodedata.name(hidden, 'control character')}): it would "
-                                  "print as another id and never match it", line, field)
+    hidden = invisible_character(text)
+    if hidden is not None:
+        kind = f"{what} id" if what else "id"
+        raise DataFormatError(path, f"{message_prefix}{kind} {text!r} holds an invisible character ({hidden}): it "
+                              "would print as another id and never match it", line, field)
     return text
+
+
+def invisible_character(text: str) -> str | None:
+    """The first control or format character of ``text``, as ``U+200B ZERO WIDTH SPACE``,
+    or ``None``: an id holding one prints as another id and never matches it."""
+    if text.isprintable():  # the fast path: printable text holds no control or format character
+        return None
+    hidden = next((c for c in text if _invisible(c)), None)
+    return None if hidden is None else f"U+{ord(hidden):04X} {unicodedata.name(hidden, 'control character')}"
 
 
 def _invisible(char: str) -> bool:

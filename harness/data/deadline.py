@@ -49,7 +49,9 @@ def call_within(seconds: float, call: Callable[[], T], what: str = "network wait
 
     worker = threading.Thread(target=work, name=f"statbench {what}", daemon=True)
     worker.start()
-    worker.join(seconds)
+    # a bound beyond the longest wait the platform holds (about 292 years) is "wait": joining
+    # with it would raise OverflowError instead of waiting
+    worker.join(min(seconds, threading.TIMEOUT_MAX))
     if worker.is_alive():
         raise DeadlinePassed(seconds)
     if "error" in outcome:

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from statbench.contract.records import Qrels, Ranking
-from statbench.data.dataio import read_lines
+from statbench.data.dataio import invisible_character, read_lines
 from statbench.errors import DataFormatError, StatbenchError
 from statbench.data.atomic import atomic_open
 
@@ -225,6 +225,7 @@ def read_run(path, *, allow_empty: bool = False) -> dict[str, Ranking]:
     first_line: dict[str, dict[str, int]] = {}
     for lineno, parts in _columns(path, 6, "qid Q0 docid rank score tag"):
         qid, _, doc_id, rank, score, _ = parts
+        _check_ids(path, lineno, qid, doc_id)
         if not _INTEGER.fullmatch(rank):
             raise DataFormatError(path, f"rank {rank!r} is not an integer", lineno, "rank")
         if not _NUMBER.fullmatch(score):
@@ -257,6 +258,7 @@ def read_qrels(path, *, notes: list[str] | None = None) -> Qrels:
     repeats: list[tuple[int, int]] = []
     for lineno, parts in _columns(path, 4, "qid iteration docid relevance"):
         qid, _, doc_id, grade = parts
+        _check_ids(path, lineno, qid, doc_id)
         value = check_grade(grade, path, lineno)
         judged = qrels.setdefault(qid, {})
         if doc_id in judged:
@@ -277,6 +279,16 @@ def read_qrels(path, *, notes: list[str] | None = None) -> Qrels:
         notes.append(f"{path.name}: {len(repeats)} line(s) repeat an earlier judgement exactly and were counted "
                      f"once (e.g. {shown})")
     return qrels
+
+
+def _check_ids(path: Path, lineno: int, qid: str, doc_id: str) -> None:
+    """Refuse a query or document id holding an invisible character, as every task loader
+    does (dataio.record_id): ``d1\\u200b`` prints as ``d1`` and would never match it."""
+    for field, text in (("qid", qid), ("docid", doc_id)):
+        hidden = invisible_character(text)
+        if hidden is not None:
+            raise DataFormatError(path, f"{field} {text!r} holds an invisible character ({hidden}): it would print "
+                                  "as another id and never match it", lineno, field)
 
 
 #: the grades ir-measures and pytrec_eval (trec_eval's ``long``) can hold
@@ -363,6 +375,8 @@ def _read_canonical_run(path: Path) -> dict[str, Ranking] | None:
             rankings.setdefault(qids[start], []).extend(pairs[start:end])
     if sum(len(set(map(_QID, ranking))) for ranking in rankings.values()) != len(docs):
         return None  # a pair listed twice: the line reader names both lines
+    if not all(map(str.isprintable, rankings)) or not all(map(str.isprintable, set(docs))):
+        return None  # perhaps an id with an invisible character: the line reader names it
     return rankings
 
 

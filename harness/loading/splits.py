@@ -36,7 +36,15 @@ def kfold_splits(folds: dict[str, list[str]]) -> list[Split]:
 
 
 def _natural(qid: str):
-    return (0, int(qid), "") if qid.isdigit() else (1, 0, qid)
+    """Numeric ids in numeric order, then the others by text. A text ``str.isdigit`` accepts
+    that ``int`` does not read (a superscript digit ``²``, or more digits than ``int`` reads:
+    4300) sorts as text, rather than stopping the load with a traceback."""
+    if qid.isdigit():
+        try:
+            return (0, int(qid), "")
+        except ValueError:
+            pass
+    return (1, 0, qid)
 
 
 def carve_dev(train_ids, dev_size: int, of: int, seed: int) -> tuple[list[str], list[str]]:

@@ -17,13 +17,7 @@ from typing import Collection, Mapping
 from statbench.contract.records import Ranking, TaskData
 from statbench.data.validation import EXAMPLES
 from statbench.errors import StatbenchError
-from statbench.registry.class_checks import (  # noqa: F401 - the class checks, kept importable from here
-    PluginError,
-    check_measure_class,
-    check_measure_labels,
-    check_model_class,
-    check_task_declaration,
-)
+from statbench.registry.class_checks import PluginError, check_measure_labels, check_task_declaration
 from statbench.registry.measure_names import check_measure_names
 from statbench.registry.plugins import get_registry
 

@@ -16,17 +16,6 @@ from __future__ import annotations
 from statbench.run.splitruns import INDEX_FILE, RUN_FILE, check_split_run
 from statbench.storage import keys
 from statbench.storage.cache import CacheEntry
-from statbench.storage.keys import (  # noqa: F401 - the run's names for them
-    RUN_FORMAT_VERSION,
-    corpus_checksum,
-    identity_checksum,
-    model_cache_dir,
-    model_identity,
-    plugin_identity,
-    queries_checksum,
-    task_identity,
-    weights_identity,
-)
 
 
 def split_run_entry(task_name: str, task_checksum: str, split, *, retriever=None, retriever_entry=None,

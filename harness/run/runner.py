@@ -64,10 +64,11 @@ from statbench.run.request import (
     equivalent_command,
     output_tag,
 )
-from statbench.run.runcache import identity_checksum, model_cache_dir, split_run_entry
+from statbench.run.runcache import split_run_entry
 from statbench.run.splitruns import SplitRun, SplitRuns, cacheable_measures, scores_entry, write_split
 from statbench.scoring.evaluation import per_query_scores, score_splits
 from statbench.storage.cache import CacheEntry, cached, take_events
+from statbench.storage.keys import identity_checksum, model_cache_dir
 from statbench.storage.paths import cache_root
 from statbench.terminal.console import IN_RUN_LOG
 

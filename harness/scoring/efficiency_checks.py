@@ -62,7 +62,17 @@ def _whole_in(low: float, high: float) -> bool:
 
 def efficiency_problems(results) -> list[str]:
     """Every contradiction of ``results``' efficiency and cost figures (a :class:`~statbench.
-    results.record.Results`; a record without them has none), one line each naming the field."""
+    results.record.Results`; a record without them has none), one line each naming the field.
+    Figures so large that comparing them overflows a float (``1e308`` seconds) are one
+    problem too, never an error."""
+    try:
+        return _problems(results)
+    except OverflowError:
+        return ["efficiency: its figures (or the timings) are too large to be checked against each other "
+                "(a float overflows): no run measured them"]
+
+
+def _problems(results) -> list[str]:
     efficiency = _get(results, "efficiency")
     problems = _timing_problems(_get(results, "timings") or {})
     if efficiency is None:
@@ -194,7 +204,12 @@ def _api_problems(api, reranker) -> list[str]:
     if cost is None or parsed is None or sent == 0:
         return []
     usd, per, unit = parsed
-    units = cost * per / usd
+    try:
+        units = cost * per / usd
+    except OverflowError:  # a price of more units than a float holds
+        units = math.inf
+    if not math.isfinite(units):
+        return [f"efficiency/api/cost_usd: {cost!r} at {price!r} is more {unit}s than can be counted"]
     if abs(units - round(units)) > 1e-6 * max(1.0, units) or round(units) < 1:
         return [f"efficiency/api/cost_usd: {cost!r} is {units:.6g} {unit}s at {price!r}: not whole billed units"]
     if unit.lower() == "token" and tokens is not None and round(units) != tokens:

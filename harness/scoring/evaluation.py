@@ -9,6 +9,7 @@ from array import array
 from typing import Iterable, Mapping, Sequence
 
 from statbench.contract.records import Measure, Qrels, Ranking, Split, TaskData
+from statbench.errors import StatbenchError
 from statbench.results.record import MeanStd, MeasureRecord, RunScores, SplitScores
 from statbench.scoring.breakdowns import breakdown_groups
 
@@ -62,10 +63,17 @@ def per_query_scores(
                 run_dict = whole
             else:
                 run_dict = {qid: dict(_cut(rankings[qid], depth)) for qid in ranked}
-            for metric in ir_measures.iter_calc(wanted, qrels_dict, run_dict):
-                if metric.query_id in scores:
-                    for label in labels[str(metric.measure)]:
-                        scores[metric.query_id][label] = float(metric.value)
+            try:
+                for metric in ir_measures.iter_calc(wanted, qrels_dict, run_dict):
+                    if metric.query_id in scores:
+                        for label in labels[str(metric.measure)]:
+                            scores[metric.query_id][label] = float(metric.value)
+            except StatbenchError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - ir-measures' providers raise assorted types
+                shown = " ".join(str(exc).split())[:200]
+                raise StatbenchError(f"ir-measures cannot compute {', '.join(map(repr, labels))}: "
+                                     f"{type(exc).__name__}: {shown}") from None
     if custom:
         for qid in ranked:
             for m, measure in custom:

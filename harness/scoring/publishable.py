@@ -203,7 +203,11 @@ def check_results(results) -> list[str]:
     problems = score_problems(results)
     if problems:
         return problems
-    return agreement_problems(results) + efficiency_problems(results)
+    try:
+        problems = agreement_problems(results)
+    except OverflowError:  # finite figures of an unbounded measure whose sum is not (1e308 twice)
+        problems = ["aggregate: its figures are too large to be averaged (a float overflows): no run scored them"]
+    return problems + efficiency_problems(results)
 
 
 def join_problems(problems: list[str]) -> str:

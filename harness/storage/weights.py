@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from statbench.data.checksum import records_digest
-from statbench.data.filedigests import file_digests
+from statbench.storage.filedigests import file_digests
 from statbench.errors import StatbenchError
 from statbench.storage.paths import cache_root
 
@@ -63,7 +63,7 @@ def fingerprint(name: str) -> str:
     """Identity of a model for cache keys: a local directory by its files (name and
     content: a weights file rewritten keeping its size and times is another model; its
     sha256 is found again by its stat only where that provably identifies it,
-    :mod:`statbench.data.filedigests`), ``dir:DIGEST``; a hub id by its name (hub
+    :mod:`statbench.storage.filedigests`), ``dir:DIGEST``; a hub id by its name (hub
     snapshots are immutable per revision), ``hub:ID``."""
     resolved = resolve(name)
     path = Path(resolved)

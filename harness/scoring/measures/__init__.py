@@ -55,7 +55,40 @@ def parse_measure(text: str):
     (:func:`statbench.registry.measure_names.parse_measure`)."""
     if not isinstance(text, str):  # said before any plugin loads
         raise MeasureError(f"a measure must be a str such as 'nDCG@10', found {type(text).__name__} {text!r}")
-    return parse_with(text, get_registry)  # the registry is built only for a name ir-measures lacks
+    parsed = parse_with(text, get_registry)  # the registry is built only for a name ir-measures lacks
+    if not is_custom(parsed):
+        check_ir_measure_params(parsed, text)
+    return parsed
+
+
+#: the largest cut-off, relevance level and gain trec_eval holds (a C ``int`` relevance
+#: level; cut-offs beyond a C ``long`` are silently clamped and then not found)
+_C_INT_MAX = 2 ** 31 - 1
+
+
+def check_ir_measure_params(measure, text: str) -> None:
+    """Refuse an ir-measures measure whose parameters trec_eval cannot compute, with one
+    line: a cut-off below 1 (``P@0`` aborts the process inside pytrec_eval, a C assertion)
+    or beyond a C int; a relevance level ``rel`` below 1 (pytrec_eval refuses it) or beyond
+    a C int; ``gains`` that are not integers within a C int."""
+    params = measure.params
+
+    def whole(value, low: int) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and low <= value <= _C_INT_MAX
+
+    cutoff = params.get("cutoff")
+    if cutoff is not None and not whole(cutoff, 1):
+        raise MeasureError(f"measure {text!r}: cut-off {cutoff!r} is not an integer from 1 to {_C_INT_MAX} "
+                           "(the number of top documents it looks at)")
+    rel = params.get("rel")
+    if rel is not None and not whole(rel, 1):
+        raise MeasureError(f"measure {text!r}: rel={rel!r} is not an integer from 1 to {_C_INT_MAX} (the lowest "
+                           "grade that counts as relevant)")
+    gains = params.get("gains")
+    if gains is not None and not (isinstance(gains, dict) and all(
+            whole(k, -_C_INT_MAX) and whole(v, -_C_INT_MAX) for k, v in gains.items())):
+        raise MeasureError(f"measure {text!r}: gains {gains!r} are not integers within a C int "
+                           "(trec_eval holds grades and gains as integers)")
 
 
 def custom_bounds(text: str) -> tuple[float, float] | None:

@@ -11,10 +11,7 @@ import json
 from pathlib import Path
 from typing import Callable
 
-from statbench.data.checksum import text_sha256  # noqa: F401 - the rerankers' name for it
-from statbench.data.dataio import read_json
-from statbench.storage.cache import CacheEntry, cached
-from statbench.storage.keys import keyed_entry
+from statbench.api import CacheEntry, cached, keyed_entry, read_json
 
 RESPONSE = "response.json"
 

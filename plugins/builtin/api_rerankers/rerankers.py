@@ -18,11 +18,19 @@ import os
 import time
 from typing import ClassVar, Mapping, Sequence
 
-from statbench import hookimpl
-from statbench.api import Document, Query, Ranking, Reranker, RunContext
-from statbench.contract.params import Param
-from statbench.errors import StatbenchError, one_line
-from statbench.models.api_rerankers.cache import ResponseCache, text_sha256
+from statbench.api import (
+    Document,
+    Param,
+    Query,
+    Ranking,
+    Reranker,
+    RunContext,
+    StatbenchError,
+    hookimpl,
+    one_line,
+    text_sha256,
+)
+from statbench.models.api_rerankers.cache import ResponseCache
 from statbench.models.api_rerankers.prices import price_of
 from statbench.models.api_rerankers.retry import Failure, with_retries
 from statbench.models.api_rerankers.spend import (

@@ -24,8 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Mapping, TypeVar
 
-from statbench.data.deadline import DeadlinePassed, bound_from_env, call_within
-from statbench.errors import StatbenchError
+from statbench.api import DeadlinePassed, StatbenchError, bound_from_env, call_within
 
 T = TypeVar("T")
 log = logging.getLogger("statbench")

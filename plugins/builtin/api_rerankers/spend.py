@@ -12,8 +12,7 @@ import math
 import os
 from dataclasses import dataclass
 
-from statbench.contract.params import Param
-from statbench.errors import StatbenchError
+from statbench.api import Param, StatbenchError
 
 #: Set to 1 to allow a reranking past its ``confirm_above`` threshold (``statbench run --yes``).
 ALLOW_ENV = "STATBENCH_ALLOW_SPEND"

@@ -10,12 +10,9 @@ from __future__ import annotations
 import time
 from typing import ClassVar, Mapping, Sequence
 
-from statbench import hookimpl
-from statbench.api import Document, Query, Ranking, Reranker, RunContext
-from statbench.contract.params import Param
+from statbench.api import Document, Param, Query, Ranking, Reranker, RunContext, hookimpl, warn_if_long
 from statbench.models.shared import hub
 from statbench.models.shared.specs import DEVICE, with_defaults
-from statbench.terminal.progress import warn_if_long
 
 #: name -> (hub id, description)
 PRESETS = {

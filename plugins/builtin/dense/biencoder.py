@@ -15,10 +15,19 @@ import time
 from pathlib import Path
 from typing import ClassVar, Sequence
 
-from statbench import hookimpl
-from statbench.api import Document, Qrels, Query, Ranking, Retriever, RunContext
-from statbench.contract.params import Param, ParamError
-from statbench.data.checksum import config_key
+from statbench.api import (
+    Document,
+    Param,
+    ParamError,
+    Qrels,
+    Query,
+    Ranking,
+    Retriever,
+    RunContext,
+    config_key,
+    fingerprint,
+    hookimpl,
+)
 from statbench.models.dense.chunking import CHUNK_POOLINGS
 from statbench.models.dense.encoding_cache import EncodingCache, corpus_checksum
 from statbench.models.shared import hub
@@ -145,7 +154,7 @@ class BiEncoder(Retriever):
         return self._query_encoder, self._doc_encoder
 
     def _doc_fingerprint(self) -> str:
-        base = hub.fingerprint(self.params["model"])
+        base = fingerprint(self.params["model"])
         return f"{base}+{self._trained_tag}" if self._trained_tag else base
 
     # -- indexing -----------------------------------------------------------------------
@@ -271,7 +280,7 @@ class BiEncoder(Retriever):
         if int(p["hard_negatives"]) > 0:
             negatives = bm25_hard_negatives(queries, qrels, corpus, ctx, int(p["hard_negatives"]))
         run_dir = ctx.cache_dir / "train"
-        key = training_key(self, ctx, pairs, weights=[hub.fingerprint(p["model"]), hub.fingerprint(
+        key = training_key(self, ctx, pairs, weights=[fingerprint(p["model"]), fingerprint(
             p.get("query_model") or p["model"])], negatives=config_key(negatives or {}))
         ctx.log.info("%s: fine-tuning on %d queries (%d pairs), checkpoints in %s", self.name, len(queries),
                      len(pairs), run_dir)
@@ -330,7 +339,7 @@ def _forecast(encoder, texts: list[str], order: list[int], batch: int, ctx: RunC
     starts. The estimate scales the measured time by padded length (a length-sorted batch
     costs its size times its longest text, in characters): measured, not guessed. The
     warm-up's vectors are discarded (the run's vectors never depend on it)."""
-    from statbench.terminal.progress import warn_if_long
+    from statbench.api import warn_if_long
 
     if len(texts) < FORECAST_MIN_BATCHES * batch:
         return None

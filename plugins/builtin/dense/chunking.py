@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from statbench.errors import StatbenchError, UnknownNameError
+from statbench.api import StatbenchError, UnknownNameError
 
 #: How an article's window embeddings are pooled into one vector.
 CHUNK_POOLINGS = ("mean", "max")

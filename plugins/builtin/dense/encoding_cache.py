@@ -18,18 +18,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from statbench.api import Document
+import statbench.api as api
+from statbench.api import CacheEntry, Document, keyed_entry
 from statbench.models.shared.artefacts import load_or_build
-from statbench.storage import keys
-from statbench.storage.cache import CacheEntry
 
 INDEX_FILE = "index.faiss"
 
 
 def corpus_checksum(corpus: Sequence[Document], with_title: bool = False) -> str:
-    """The corpus's checksum (:func:`statbench.storage.keys.corpus_checksum`: ids, titles,
+    """The corpus's checksum (:func:`statbench.api.corpus_checksum`: ids, titles,
     texts, fields, in order), marked when the encoder reads the title too."""
-    checksum = keys.corpus_checksum(corpus)
+    checksum = api.corpus_checksum(corpus)
     return f"{checksum}+title" if with_title else checksum
 
 
@@ -50,7 +49,7 @@ class EncodingCache:
 
     def __init__(self, root: Path, settings: dict):
         self.settings = settings
-        self.entry = keys.keyed_entry(Path(root) / "encodings", "encodings", settings, check=self._check)
+        self.entry = keyed_entry(Path(root) / "encodings", "encodings", settings, check=self._check)
         self.dir = self.entry.path
         self.key = self.dir.name
 

@@ -20,12 +20,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-from statbench.api import Document, Qrels, Query, RunContext
-from statbench.contract.params import Param
-from statbench.data.checksum import json_sha256, records_digest
-from statbench.errors import StatbenchError
+from statbench.api import (
+    MANIFEST,
+    CacheEntry,
+    Document,
+    Param,
+    Qrels,
+    Query,
+    RunContext,
+    StatbenchError,
+    json_sha256,
+    records_digest,
+)
 from statbench.models.shared.specs import SEED
-from statbench.storage.cache import MANIFEST, CacheEntry
 
 #: Parameters every trainable neural model accepts (defaults: BSARD protocol, bsard-2022).
 TRAIN_PARAMS = {

@@ -19,15 +19,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from statbench.api import Document, Query, RunContext
-from statbench.data.checksum import records_digest, text_sha256
-from statbench.errors import StatbenchError
+from statbench.api import (
+    CacheEntry,
+    Document,
+    Query,
+    RunContext,
+    StatbenchError,
+    config_key,
+    fingerprint,
+    ids_digest,
+    keyed_entry,
+    records_digest,
+    text_sha256,
+)
 from statbench.models.distillation.holdout import Holdout, TrainingQuery, check_anchor, normalise_query
-from statbench.models.shared import hub
-from statbench.models.shared.artefacts import ids_digest, load_or_build
+from statbench.models.shared.artefacts import load_or_build
 from statbench.registry.checks import check_rankings
-from statbench.storage.cache import CacheEntry
-from statbench.storage.keys import config_key, keyed_entry
 
 #: queries sent to the teacher per call (each query's scores are cached as soon as its chunk returns)
 TEACHER_CHUNK = 16
@@ -61,7 +68,7 @@ def generate_queries(n: int, model: str, corpus: Mapping[str, Document], holdout
     if n > len(ids):
         raise StatbenchError(f"--generate {n}: the training corpus has only {len(ids)} passages")
     chosen = random.Random(seed).sample(ids, n)
-    key = {"model": hub.fingerprint(model), "passages": ids_digest(chosen), "seed": seed}
+    key = {"model": fingerprint(model), "passages": ids_digest(chosen), "seed": seed}
     entry = keyed_entry(ctx.cache_root / "distill" / "generated", "distill-generated-queries", key)
 
     def build(staging: Path) -> list[dict]:
@@ -117,7 +124,7 @@ def teacher_identity(entry, teacher) -> dict:
     model = teacher.params.get("model")
     if isinstance(model, str) and model:
         try:
-            identity["weights"] = hub.fingerprint(model)
+            identity["weights"] = fingerprint(model)
         except StatbenchError:
             pass
     return identity
@@ -160,7 +167,7 @@ def teacher_scores(entry, teacher, queries: Sequence[Query], candidates: Mapping
             def build(staging: Path, got=got) -> None:
                 (staging / "scores.json").write_text(json.dumps(got, sort_keys=True), "utf-8")
 
-            from statbench.storage.cache import cached
+            from statbench.api import cached
 
             cached(cache, build)
             scores[query.id] = got

@@ -23,9 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from statbench.api import RunContext
-from statbench.data.checksum import config_key, text_sha256
-from statbench.errors import StatbenchError
+from statbench.api import RunContext, StatbenchError, config_key, fingerprint, ids_digest, text_sha256
 from statbench.loading.load import load_task
 from statbench.models.dense.training import Checkpoints
 from statbench.models.distillation.data import (
@@ -50,7 +48,6 @@ from statbench.models.distillation.train import (
     train_student,
 )
 from statbench.models.shared import hub
-from statbench.models.shared.artefacts import ids_digest
 from statbench.registry.plugins import call_plugin, get_registry
 from statbench.run.outputs import OutputError, OutputSet
 from statbench.storage.paths import cache_root
@@ -160,7 +157,7 @@ def distill(request: DistillRequest, log: logging.Logger, progress) -> dict:
              len(train), len(val))
 
     settings = request.settings
-    key = {"student": hub.fingerprint(request.student), "train": pairs_digest(train), "val": pairs_digest(val),
+    key = {"student": fingerprint(request.student), "train": pairs_digest(train), "val": pairs_digest(val),
            "settings": {k: v for k, v in settings.as_dict().items() if k != "device"}}
     checkpoints = Checkpoints(cache_root() / "distill" / "train" / config_key(key), key)
     train_ctx = _context(info.name, info.language, checkpoints.root, checksum, data, log, progress)

@@ -24,9 +24,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from statbench.api import Document, Query, TaskData
-from statbench.data.dataio import id_value, read_json_list, read_jsonl, read_nonblank_lines, text_value
-from statbench.errors import DataFormatError, StatbenchError
+from statbench.api import (
+    DataFormatError,
+    Document,
+    Query,
+    StatbenchError,
+    TaskData,
+    id_value,
+    read_json_list,
+    read_jsonl,
+    read_nonblank_lines,
+    text_value,
+)
 
 #: Where ukstat's query -> instrument table is looked up, relative to the task's data folder.
 QUERY_INSTRUMENT_FILES = ("query_instrument.tsv", "substitute/query_instrument.tsv")

@@ -3,7 +3,7 @@ command and the distilled student reranker it trains, registered as a third part
 
 from __future__ import annotations
 
-from statbench import hookimpl
+from statbench.api import hookimpl
 
 
 @hookimpl

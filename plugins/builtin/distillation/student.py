@@ -8,8 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-from statbench.api import Reranker
-from statbench.errors import StatbenchError
+from statbench.api import Reranker, StatbenchError
 from statbench.models.cross_encoders.cross_encoder import CE_PARAMS, CrossEncoderReranker
 from statbench.models.shared.specs import with_defaults
 

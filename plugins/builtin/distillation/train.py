@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from statbench.api import RunContext
-from statbench.errors import StatbenchError
+from statbench.api import RunContext, StatbenchError
 from statbench.models.dense.training import Checkpoints, fit_epochs, seed_everything
 from statbench.models.distillation.data import ScoredPair
 from statbench.models.shared import hub

@@ -151,7 +151,7 @@ def _fuse_splits(components, splits, scoring, settings: FusionSettings, log) -> 
 
 def _write(request, settings, components, scoring, splits, fused, outputs, log, started):
     from statbench.data.atomic import write_text
-    from statbench.data.checksum import file_sha256
+    from statbench.api import file_sha256
     from statbench.data.runfile import write_qrels, write_run
     from statbench.registry.plugins import get_registry
     from statbench.results.record import (

@@ -61,7 +61,7 @@ def read_component(source: Path) -> ComponentRun:
 
 
 def _read_output(folder: Path) -> ComponentRun:
-    from statbench.data.checksum import file_sha256
+    from statbench.api import file_sha256
     from statbench.scoring.publishable import read_publishable
 
     results_path = folder / "results.json"
@@ -89,7 +89,7 @@ def _read_output(folder: Path) -> ComponentRun:
 
 
 def _read_gzipped(path: Path, source: Path) -> ComponentRun:
-    from statbench.data.checksum import bytes_sha256
+    from statbench.api import bytes_sha256
 
     try:
         data = gzip.decompress(path.read_bytes())
@@ -102,8 +102,8 @@ def _read_gzipped(path: Path, source: Path) -> ComponentRun:
 
 
 def _read_run_file(path: Path, source: Path, sha256: str | None = None, shown: Path | None = None) -> ComponentRun:
-    from statbench.data.checksum import file_sha256
-    from statbench.data.runfile import order_as_trec_eval, read_run, strictly_decreasing_at_float32
+    from statbench.api import file_sha256, read_run
+    from statbench.data.runfile import order_as_trec_eval, strictly_decreasing_at_float32
 
     try:
         rankings = read_run(path)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from statbench import hookimpl
+from statbench.api import hookimpl
 
 
 @hookimpl

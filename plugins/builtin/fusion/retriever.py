@@ -97,9 +97,9 @@ class FusionRetriever(Retriever):
     def _component_run(self, component, entry, model, split, queries, k: int, ctx: RunContext) -> dict[str, Ranking]:
         """The component's rankings of the split's test queries: its cached split run (the
         entry ``statbench run --model NAME`` reads and writes), or computed and cached."""
+        from statbench.api import cached
         from statbench.run.runcache import split_run_entry
         from statbench.run.splitruns import SplitRun, write_split
-        from statbench.storage.cache import cached
 
         tag = f"statbench-{component.name}"  # the tag an ordinary run of this model writes (output_tag)
         cache_entry = split_run_entry(ctx.task_name, ctx.data_checksum, split, retriever=model,
@@ -122,7 +122,7 @@ class FusionRetriever(Retriever):
         from statbench.data.runfile import order_ranking
         from statbench.registry.checks import check_rankings
         from statbench.registry.plugins import call_plugin
-        from statbench.run.runcache import model_cache_dir
+        from statbench.storage.keys import model_cache_dir
 
         own = RunContext(task_name=ctx.task_name, language=ctx.language,
                          cache_dir=model_cache_dir(entry, model, ctx.data_checksum, split if model.trainable else None),

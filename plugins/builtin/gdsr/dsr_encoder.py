@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from statbench.errors import StatbenchError
+from statbench.api import StatbenchError
 
 
 @dataclass

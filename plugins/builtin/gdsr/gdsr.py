@@ -27,15 +27,24 @@ import time
 from pathlib import Path
 from typing import ClassVar, Sequence
 
-from statbench import hookimpl
-from statbench.api import Document, Qrels, Query, Ranking, Retriever, RunContext
-from statbench.contract.params import Param
-from statbench.data.checksum import records_digest
-from statbench.errors import StatbenchError
+from statbench.api import (
+    Document,
+    Param,
+    Qrels,
+    Query,
+    Ranking,
+    Retriever,
+    RunContext,
+    StatbenchError,
+    config_key,
+    fingerprint,
+    hookimpl,
+    keyed_entry,
+    records_digest,
+)
 from statbench.models.shared import hub
 from statbench.models.shared.artefacts import load_or_build
 from statbench.models.shared.specs import DEVICE, SEED
-from statbench.storage.keys import config_key, keyed_entry
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 PRESETS = {
@@ -156,7 +165,7 @@ class DSR(Retriever):
         """The article encoder's identity in cache keys (a trained checkpoint, or the seeded start)."""
         if self._dsr_tag:
             return f"dsr:{self._dsr_tag}"
-        return f"init:{hub.fingerprint(self.params['model'])}:{config_key(self.dsr_settings())}"
+        return f"init:{fingerprint(self.params['model'])}:{config_key(self.dsr_settings())}"
 
     # -- encoding ----------------------------------------------------------------------------
     def _passage_vectors(self, texts: list[str], ctx: RunContext, label: str):
@@ -168,7 +177,7 @@ class DSR(Retriever):
 
         p = self.params
         frozen = not p["train_passage_encoder"]
-        encoder = f"frozen:{hub.fingerprint(p['model'])}" if frozen else self._dsr_identity()
+        encoder = f"frozen:{fingerprint(p['model'])}" if frozen else self._dsr_identity()
         key = {"encoder": encoder, "texts": _digest(texts), "chunk_length": int(p["chunk_length"]),
                "max_doc_length": int(p["max_doc_length"])}
         entry = keyed_entry(Path(ctx.cache_root) / "dsr-passages", "dsr-passages", key)
@@ -283,7 +292,7 @@ class DSR(Retriever):
         self._negatives = negatives
         key = {"dsr": self.dsr_settings(), "data": ctx.data_checksum, "pairs": _digest(
             [f"{x.query_id}\0{x.query}\0{x.doc_id}" for x in pairs]), "negatives": config_key(negatives or {}),
-            "weights": [hub.fingerprint(p["model"]), hub.fingerprint(p["query_model"] or p["model"])]}
+            "weights": [fingerprint(p["model"]), fingerprint(p["query_model"] or p["model"])]}
         run_dir = Path(ctx.cache_root) / "dsr-train" / config_key(key)[:16]
         ctx.log.info("%s: training DSR on %d queries (%d pairs), checkpoints in %s", self.name, len(queries),
                      len(pairs), run_dir)

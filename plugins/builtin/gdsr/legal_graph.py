@@ -15,11 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from statbench.api import Document, RunContext
-from statbench.data.checksum import records_digest
-from statbench.errors import StatbenchError
+from statbench.api import Document, RunContext, StatbenchError, keyed_entry, records_digest
 from statbench.models.shared.artefacts import load_or_build
-from statbench.storage.keys import keyed_entry
 
 HEADING_FIELD = "heading_path"
 SEPARATOR = "›"

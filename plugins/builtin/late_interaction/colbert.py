@@ -20,10 +20,20 @@ import time
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from statbench import hookimpl
-from statbench.api import Document, Query, Ranking, Reranker, Retriever, RunContext
-from statbench.contract.params import Param, ParamError
-from statbench.errors import StatbenchError, one_line
+from statbench.api import (
+    Document,
+    Param,
+    ParamError,
+    Query,
+    Ranking,
+    Reranker,
+    Retriever,
+    RunContext,
+    StatbenchError,
+    fingerprint,
+    hookimpl,
+    one_line,
+)
 from statbench.models.dense.encoding_cache import corpus_checksum
 from statbench.models.late_interaction import colbert_ai
 from statbench.models.late_interaction.colbert_index import PlaidIndex
@@ -106,7 +116,7 @@ class ColBERTRetriever(_ColBERTBase, Retriever):
             usable = [n for n in NBITS if dim % (8 * n) == 0]
             raise ParamError(f"parameter nbits={nbits} for {self.name}: the checkpoint's {dim}-dimensional vectors "
                              f"are not a multiple of 8*nbits; expected one of {', '.join(map(str, usable)) or 'none'}")
-        settings = {"checkpoint": hub.fingerprint(p["model"]), "corpus": corpus_checksum(corpus),
+        settings = {"checkpoint": fingerprint(p["model"]), "corpus": corpus_checksum(corpus),
                     "colbert_ai": colbert_ai.version(), "doc_maxlen": int(p["doc_maxlen"]), "nbits": nbits,
                     "kmeans_niters": int(p["kmeans_niters"])}
         plaid = PlaidIndex(ctx.cache_root, settings)

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-from statbench.errors import StatbenchError
+from statbench.api import StatbenchError
 
 _imported = False
 

@@ -20,11 +20,8 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
-from statbench.api import Document
-from statbench.errors import StatbenchError, one_line
+from statbench.api import Document, StatbenchError, cached, keyed_entry, one_line
 from statbench.models.late_interaction import colbert_ai
-from statbench.storage.cache import cached
-from statbench.storage.keys import keyed_entry
 
 KIND = "colbert-plaid"
 INDEX_NAME = "plaid"

@@ -17,20 +17,11 @@ from pathlib import Path
 from typing import Sequence
 
 from statbench.api import SEGMENTER_PARAM as SEGMENTER
-from statbench.api import Analyzer, CacheEntry, StatbenchError, primary_language
-from statbench.data.analysis import (  # noqa: F401  (kept import paths of the names that moved to the core)
-    ANALYZER_VERSION,
-    LANGUAGES,
-    SEGMENTERS,
-    _nfkc,
-    analysis_language,
-    default_stopwords,
-)
+from statbench.api import Analyzer, CacheEntry, StatbenchError, ids_digest
 from statbench.models.lexical.tokenized import TokenizedCorpus
-from statbench.models.shared.artefacts import ids_digest, load_or_build
+from statbench.models.shared.artefacts import load_or_build
 
-__all__ = ["Analyzer", "primary_language", "analysis_language", "default_stopwords", "LANGUAGES", "SEGMENTERS",
-           "SEGMENTER_PARAM", "analyse_texts", "tokenize_corpus", "analysis_workers", "usable_cpus"]
+__all__ = ["SEGMENTER_PARAM", "analyse_texts", "tokenize_corpus", "analysis_workers", "usable_cpus"]
 
 TOKENS_FILE = "tokens.pkl"
 #: The tokens entry's layout (a TokenizedCorpus; entries of token lists were another layout).

@@ -20,13 +20,12 @@ from statbench.api import (
     Retriever,
     RunContext,
     StatbenchError,
+    ids_digest,
     primary_language,
+    text_sha256,
 )
-from statbench.data.checksum import text_sha256
 from statbench.models.lexical.analysis import tokenize_corpus
 from statbench.models.lexical.tokenized import TokenizedCorpus
-from statbench.models.shared.artefacts import ids_digest
-from statbench.models.shared.topk import top_k  # noqa: F401  (re-exported: the models import it from here)
 
 ANALYZERS = ("default", "statbench")
 #: The Lucene backend's analysis: Lucene's own language analyzer, or statbench's tokens

@@ -13,13 +13,11 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from statbench import hookimpl
-from statbench.api import Document, Param, Query, Ranking, RunContext
-from statbench.models.lexical.base import LexicalRetriever, backend_analysis_params, top_k
+from statbench.api import CacheEntry, Document, Param, Query, Ranking, RunContext, hookimpl
+from statbench.models.lexical.base import LexicalRetriever, backend_analysis_params
 from statbench.models.lexical.bm25_index import index_bm25s
 from statbench.models.shared.artefacts import load_or_build
-from statbench.models.shared.topk import distinct
-from statbench.storage.cache import CacheEntry
+from statbench.models.shared.topk import distinct, top_k
 
 BM25S_METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 PRESETS = {"default": {}, "bsard": {"k1": 1.0, "b": 0.6}, "gdsr": {"k1": 2.5, "b": 0.2}, "pyserini": {"k1": 0.9, "b": 0.4}}

@@ -21,17 +21,22 @@ import zlib
 from pathlib import Path
 from typing import Sequence
 
-from statbench import hookimpl
-from statbench.api import Document, RunContext
-from statbench.contract.params import Param
-from statbench.data.checksum import text_sha256
-from statbench.errors import StatbenchError
+from statbench.api import (
+    CacheEntry,
+    Document,
+    Param,
+    RunContext,
+    StatbenchError,
+    fingerprint,
+    hookimpl,
+    ids_digest,
+    keyed_entry,
+    text_sha256,
+)
 from statbench.models.lexical.bm25 import BM25
 from statbench.models.shared import hub
-from statbench.models.shared.artefacts import ids_digest, load_or_build
+from statbench.models.shared.artefacts import load_or_build
 from statbench.models.shared.specs import DEVICE, SEED
-from statbench.storage.cache import CacheEntry
-from statbench.storage.keys import keyed_entry
 
 DEFAULT_MODEL = "doc2query/msmarco-french-mt5-base-v1"
 EXPANSIONS_FILE = "expansions.jsonl"
@@ -68,7 +73,7 @@ class DocT5Query(BM25):
         """The expansions' entry ``doct5query/KEY`` (kind ``doct5query-expansions``) and KEY."""
         p = self.params
         settings = {
-            "model": hub.fingerprint(p["model"]), "n": p["n"], "batch_size": p["batch_size"],
+            "model": fingerprint(p["model"]), "n": p["n"], "batch_size": p["batch_size"],
             "max_input_length": p["max_input_length"], "max_new_tokens": p["max_new_tokens"],
             "top_k": p["top_k"], "seed": p["seed"], "data": ctx.data_checksum,
             "ids": ids_digest(d.id for d in corpus)[:16],

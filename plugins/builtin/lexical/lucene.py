@@ -27,11 +27,18 @@ import shutil
 from pathlib import Path
 from typing import Callable, Sequence
 
-from statbench.api import Document, Query, Ranking, RunContext
-from statbench.data.checksum import records_digest
-from statbench.errors import StatbenchError, UnknownNameError
-from statbench.models.shared.artefacts import ids_digest, load_or_build
-from statbench.storage.cache import CacheEntry
+from statbench.api import (
+    CacheEntry,
+    Document,
+    Query,
+    Ranking,
+    RunContext,
+    StatbenchError,
+    UnknownNameError,
+    ids_digest,
+    records_digest,
+)
+from statbench.models.shared.artefacts import load_or_build
 
 #: Anserini ``-language`` codes: fr = FrenchAnalyzer (elision, stop words, light stemming),
 #: zh = CJKAnalyzer (overlapping bigrams), en = Anserini's default English analyzer (Porter).

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from statbench import hookimpl
-from statbench.api import Document, Param, Query, Ranking, RunContext
-from statbench.models.lexical.base import LexicalRetriever, backend_analysis_params, top_k
+from statbench.api import CacheEntry, Document, Param, Query, Ranking, RunContext, hookimpl
+from statbench.models.lexical.base import LexicalRetriever, backend_analysis_params
 from statbench.models.shared.artefacts import load_or_build
-from statbench.models.shared.topk import distinct
-from statbench.storage.cache import CacheEntry
+from statbench.models.shared.topk import distinct, top_k
 
 INDEX_FILE = "index.npz"
 

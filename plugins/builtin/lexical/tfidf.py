@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from statbench import hookimpl
-from statbench.api import Document, Query, Ranking, RunContext
-from statbench.contract.params import Param
+from statbench.api import Document, Param, Query, Ranking, RunContext, hookimpl
 from statbench.models.lexical.analysis import SEGMENTER_PARAM
-from statbench.models.lexical.base import LexicalRetriever, top_k
-from statbench.models.shared.topk import distinct
+from statbench.models.lexical.base import LexicalRetriever
+from statbench.models.shared.topk import distinct, top_k
 
 
 class TfIdf(LexicalRetriever):

@@ -7,7 +7,7 @@ how long an answer may be, and who it is (for the response cache key)."""
 
 from __future__ import annotations
 
-from statbench.errors import StatbenchError, one_line
+from statbench.api import StatbenchError, fingerprint, one_line
 from statbench.models.api_rerankers.retry import Failure, with_retries
 from statbench.models.listwise.prompt import answer_template, fix_text
 from statbench.models.shared import hub
@@ -31,7 +31,7 @@ class LocalCausalLM:
         self.model = model.to(self._device).eval()
 
     def identity(self) -> dict:
-        return {"backend": self.kind, "model": hub.fingerprint(self.name)}
+        return {"backend": self.kind, "model": fingerprint(self.name)}
 
     def render(self, messages: list[dict]) -> str:
         prompt = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)

@@ -19,9 +19,7 @@ from __future__ import annotations
 import time
 from typing import ClassVar, Mapping, Sequence
 
-from statbench import hookimpl
-from statbench.api import Document, Query, Ranking, Reranker, RunContext
-from statbench.contract.params import Param, ParamError
+from statbench.api import Document, Param, ParamError, Query, Ranking, Reranker, RunContext, fingerprint, hookimpl
 from statbench.models.api_rerankers.cache import ResponseCache
 from statbench.models.api_rerankers.spend import (
     CONFIRM_ABOVE,
@@ -115,7 +113,7 @@ class ListwiseLLM(Reranker):
     def _identity(self) -> dict:
         if self.remote:
             return {"backend": "openai", "endpoint": self.params["base_url"].rstrip("/"), "model": self.params["model"]}
-        return {"backend": "transformers", "model": hub.fingerprint(self.params["model"])}
+        return {"backend": "transformers", "model": fingerprint(self.params["model"])}
 
     # one query ---------------------------------------------------------------------------
     def _passages(self, docs: list[str], corpus: Mapping[str, Document]) -> list[tuple[str, str]]:
@@ -164,7 +162,7 @@ class ListwiseLLM(Reranker):
             self.stats["llm_cached_answers" if from_cache else "llm_generated_answers"] = \
                 self.stats.get("llm_cached_answers" if from_cache else "llm_generated_answers", 0) + 1
             if not isinstance(payload.get("text"), str):
-                from statbench.errors import StatbenchError
+                from statbench.api import StatbenchError
 
                 raise StatbenchError(f"{self.name}: a cached answer in {cache.root} holds no text")
             return payload["text"]

@@ -71,7 +71,7 @@ def fitted(query: str, passages: list[tuple[str, str]], count_tokens: Callable[[
         if tokens <= context_size - output_tokens:
             return built, tokens
         if max_length <= 1:  # rank-llm would loop for ever here
-            from statbench.errors import StatbenchError
+            from statbench.api import StatbenchError
 
             raise StatbenchError(f"a window of {size} passages does not fit context_size={context_size} tokens even "
                                  f"at one word per passage ({tokens} prompt + {output_tokens} answer tokens); "

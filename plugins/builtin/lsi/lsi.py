@@ -13,10 +13,18 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from statbench import hookimpl
-from statbench.api import Document, Qrels, Query, Ranking, Retriever, RunContext
-from statbench.contract.params import Param
-from statbench.errors import StatbenchError
+from statbench.api import (
+    Document,
+    Param,
+    Qrels,
+    Query,
+    Ranking,
+    Retriever,
+    RunContext,
+    StatbenchError,
+    fingerprint,
+    hookimpl,
+)
 from statbench.models.dense.training import TRAIN_PARAMS
 from statbench.models.shared import hub
 from statbench.models.shared.specs import DEVICE, with_defaults
@@ -83,7 +91,7 @@ class LSIClassifier(Retriever):
         label_index = {doc: i for i, doc in enumerate(self._labels)}
         # always start from the shipped encoder and a fresh head: folds never share weights
         self._tokenizer, self._model = self._build(len(self._labels))
-        checkpoints = Checkpoints(ctx.cache_dir / "train", training_key(self, ctx, pairs, weights=hub.fingerprint(p["model"])))
+        checkpoints = Checkpoints(ctx.cache_dir / "train", training_key(self, ctx, pairs, weights=fingerprint(p["model"])))
         ctx.log.info("lsi: %d labels, %d training pairs, %d steps", len(self._labels), len(pairs),
                      planned_steps(len(pairs), p)[1])
 

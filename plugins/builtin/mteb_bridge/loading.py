@@ -54,7 +54,7 @@ def pinned_revision(name: str, revision: str) -> str:
 def missing_hint(name: str, revision: str) -> str:
     """What to fetch and where a copy is looked for."""
     from statbench.models.shared.hub import hub_cache_dir
-    from statbench.storage.weights import local_copy_dir
+    from statbench.api import local_copy_dir
 
     rev = f" --revision {revision}" if revision else ""
     return (f"download it on a machine with internet (`huggingface-cli download {name}{rev} --local-dir DIR`) and put "
@@ -66,7 +66,7 @@ def missing_hint(name: str, revision: str) -> str:
 def check_available(name: str, revision: str) -> None:
     """Refuse now, before any work, a model only an unreachable hub could give."""
     from statbench.models.shared.hub import _in_hub_cache, offline_reason
-    from statbench.storage.weights import resolve
+    from statbench.api import resolve
 
     if Path(resolve(name)).exists() or _in_hub_cache(name):
         return
@@ -83,7 +83,7 @@ def load_model(name: str, revision: str, device: str):
     from statbench.models.mteb_bridge.hubaccess import offline_if_unreachable
     from statbench.models.shared import hub
     from statbench.models.shared.hub import _short
-    from statbench.storage.weights import resolve
+    from statbench.api import resolve
 
     folder = Path(name).expanduser()
     local = resolve(name)

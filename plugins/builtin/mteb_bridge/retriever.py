@@ -16,8 +16,7 @@ from __future__ import annotations
 import time
 from typing import ClassVar, Sequence
 
-from statbench import hookimpl
-from statbench.api import Document, Param, Query, Ranking, Retriever, RunContext, StatbenchError
+from statbench.api import Document, Param, Query, Ranking, Retriever, RunContext, StatbenchError, hookimpl
 from statbench.models.shared.specs import BATCH_SIZE, DEVICE
 
 #: queries scored against the corpus at once (bounds the score matrix held in memory)
@@ -54,7 +53,7 @@ class MtebRetriever(Retriever):
         """The parameters, and what else decides the vectors: the revision used, the local
         weights' files (:func:`statbench.storage.weights.fingerprint`) and mteb's version."""
         from statbench.models.mteb_bridge.loading import mteb_version
-        from statbench.storage.weights import fingerprint
+        from statbench.api import fingerprint
 
         config = super().config()
         config["mteb"] = {"revision": self.revision, "weights": fingerprint(self.params["name"]),

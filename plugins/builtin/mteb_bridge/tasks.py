@@ -20,7 +20,6 @@ import logging
 from pathlib import Path
 from typing import ClassVar
 
-from statbench import hookimpl
 from statbench.api import (
     DataFormatError,
     Document,
@@ -33,6 +32,7 @@ from statbench.api import (
     TaskInfo,
     check_grade,
     check_qrels_against_corpus,
+    hookimpl,
     query_text,
     record_id,
     text_value,
@@ -230,7 +230,7 @@ def _grade(value, where: Path) -> int:
 
 def load_mteb(task, subset: str, log: logging.Logger) -> TaskData:
     """One subset of an MTEB retrieval task as :class:`TaskData`: a split per evaluation split."""
-    from statbench.data.checksum import json_sha256
+    from statbench.api import json_sha256
 
     meta = task.metadata
     dataset = load_split_data(task, log)

@@ -12,8 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from statbench.storage.cache import CacheEntry, cached
-from statbench.storage.keys import ids_digest  # noqa: F401 - the models' name for it
+from statbench.api import CacheEntry, cached
 
 T = TypeVar("T")
 

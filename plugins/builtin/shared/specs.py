@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from statbench.contract.params import Param
+from statbench.api import Param
 
 #: A torch device: ``auto`` (CUDA when available, else CPU), ``cpu``, ``mps``, ``cuda``, ``cuda:N``.
 DEVICE = Param("auto", "torch device: auto (CUDA when available, else CPU), cpu, mps, cuda or cuda:N",

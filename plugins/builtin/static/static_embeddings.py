@@ -18,15 +18,24 @@ import zlib
 from pathlib import Path
 from typing import Sequence
 
-from statbench import hookimpl
-from statbench.api import Document, Query, Ranking, RunContext
-from statbench.contract.params import Param, ParamError
-from statbench.errors import DataFormatError, StatbenchError
-from statbench.models.lexical.analysis import SEGMENTER_PARAM, primary_language
-from statbench.models.lexical.base import LexicalRetriever, top_k
+from statbench.api import (
+    CacheEntry,
+    DataFormatError,
+    Document,
+    Param,
+    ParamError,
+    Query,
+    Ranking,
+    RunContext,
+    StatbenchError,
+    hookimpl,
+    primary_language,
+)
+from statbench.models.lexical.analysis import SEGMENTER_PARAM
+from statbench.models.lexical.base import LexicalRetriever
 from statbench.models.shared.artefacts import load_or_build
 from statbench.models.shared.specs import SEED
-from statbench.storage.cache import CacheEntry
+from statbench.models.shared.topk import top_k
 
 VECTORS_FILE = "vectors.kv"
 

@@ -16,7 +16,7 @@ inside the models' methods.
 
 from __future__ import annotations
 
-from statbench import hookimpl
+from statbench.api import hookimpl
 
 from .civil import ExampleCivil
 from .measures import Jaccard

@@ -1,9 +1,9 @@
 """``example-civil``: a complete task, declared in JSON, loaded by a small class.
 
 The declaration (name, language, protocols, measures, files...) is
-``example_civil.json`` next to this module; :class:`~statbench.taskdef.DefinedTask`
+``example_civil.json`` next to this module; :class:`~statbench.api.DefinedTask`
 validates it against statbench's task schema and turns it into a
-:class:`~statbench.taskinfo.TaskInfo` when the class is defined. This module only
+:class:`~statbench.api.TaskInfo` when the class is defined. This module only
 turns the files into :class:`~statbench.api.TaskData`:
 
 - ``articles.jsonl``: one article per line, ``{"id", "number", "title", "headings": [book,
@@ -12,9 +12,9 @@ turns the files into :class:`~statbench.api.TaskData`:
   "text"}`` per line; each file is a split named after it, trained on the earlier years;
 - ``qrels.trec``: binary TREC qrels of every year.
 
-Every file is read through ``statbench.dataio`` / ``statbench.runfile`` (strict readers
-that name the file, line and field at fault), and anything the loader refuses is a
-:class:`~statbench.errors.DataFormatError`, never a silent drop.
+Every file is read through ``statbench.api``'s strict readers (``read_jsonl``, ``read_qrels``:
+they name the file, line and field at fault), and anything the loader refuses is a
+:class:`~statbench.api.DataFormatError`, never a silent drop.
 """
 
 from __future__ import annotations
@@ -22,12 +22,19 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from statbench.api import Document, Query, Split, TaskData
-from statbench.checksum import files_sha256
-from statbench.dataio import id_value, read_jsonl, text_value
-from statbench.errors import DataFormatError
-from statbench.runfile import read_qrels
-from statbench.taskdef import DefinedTask
+from statbench.api import (
+    DataFormatError,
+    DefinedTask,
+    Document,
+    Query,
+    Split,
+    TaskData,
+    files_sha256,
+    id_value,
+    read_jsonl,
+    read_qrels,
+    text_value,
+)
 
 #: The code every article belongs to (a field of each document, the root of its heading path).
 CODE = "Civil Code of Freedonia"

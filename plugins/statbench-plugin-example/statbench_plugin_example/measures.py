@@ -10,8 +10,7 @@ recall it also penalises every wrong article retrieved.
 
 from __future__ import annotations
 
-from statbench.measures import CustomMeasure
-from statbench.params import Param
+from statbench.api import CustomMeasure, Param
 
 
 class Jaccard(CustomMeasure):

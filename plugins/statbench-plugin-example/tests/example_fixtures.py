@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from statbench import plugins
+from statbench.registry import plugins
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[1]
 

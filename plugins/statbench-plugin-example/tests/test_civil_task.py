@@ -11,7 +11,7 @@ import logging
 import pytest
 from click.testing import CliRunner
 
-from statbench.cli import cli
+from statbench.commands.cli import cli
 from statbench.errors import DataFormatError
 from statbench.testing import check_task
 from statbench_plugin_example import ExampleCivil

@@ -7,7 +7,7 @@ from example_fixtures import example_plugin, isolated_cache  # noqa: F401  (fixt
 import pytest
 
 from statbench.errors import StatbenchError
-from statbench.measures import check_measure_class, is_custom, parse_measure
+from statbench.scoring.measures import check_measure_class, is_custom, parse_measure
 from statbench_plugin_example import Jaccard
 
 RANKING = [("a", 3.0), ("b", 2.0), ("c", 1.0), ("d", 0.5)]
