@@ -15,12 +15,17 @@ import json
 import logging
 from pathlib import Path
 
+from click.testing import CliRunner
+
+from statbench.commands.cli import cli
 from statbench.contract.model import Reranker, Retriever, RunContext
 from statbench.contract.params import applicable_params
 from statbench.contract.records import Document, Query
+from statbench.errors import StatbenchError
+from statbench.loading.load import load_task
 from statbench.registry.checks import PluginError, check_rankings, check_task_class
 from statbench.registry.class_checks import check_model_class
-from statbench.registry.plugins import PluginInfo, Registered, load_entry_points, pm, reset_registry
+from statbench.registry.plugins import PluginInfo, Registered, get_registry, load_entry_points, pm, reset_registry
 
 SAMPLE_CORPUS = (
     Document("d1", "The tenant must pay the rent on the first day of each month."),
@@ -104,9 +109,6 @@ def check_task(cls, data_dir) -> None:
     with the runner's checks of the loaded data (ids, judgements, splits known and disjoint
     from training). Whatever stops a command (the plugin raising, a data format error, data
     that break a rule) is an ``AssertionError`` with the command's very line."""
-    from statbench.errors import StatbenchError
-    from statbench.loading.load import load_task
-
     with _as_assertion():
         check_task_class(cls)
     try:
@@ -119,8 +121,6 @@ def check_task(cls, data_dir) -> None:
 def _task_entry(cls) -> Registered:
     """The registry's entry for task class ``cls``; one naming its module when the class is
     not registered (errors then name the plugin by its module)."""
-    from statbench.registry.plugins import get_registry
-
     entry = next((e for e in get_registry().tasks.values() if e.cls is cls), None)
     if entry is not None:
         return entry
@@ -146,8 +146,4 @@ def registered_plugin(plugin, name: str):
 def invoke_cli(args, **kwargs):
     """Run ``statbench ARGS`` in-process with click's ``CliRunner`` and return its result
     (``exit_code``, ``output``): an end-to-end test of a plugin without a subprocess."""
-    from click.testing import CliRunner
-
-    from statbench.commands.cli import cli
-
     return CliRunner().invoke(cli, [str(arg) for arg in args], **kwargs)

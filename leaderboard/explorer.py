@@ -161,7 +161,10 @@ def _run_rankings(row, results_root: Path, run_source):
     if source is None:
         return None, "no run file"
     gzipped = source.name == f"{PurePosixPath(row.results.run_file.path).name}.gz"
-    content = plain_content(source, gzipped=gzipped)
+    try:
+        content = plain_content(source, gzipped=gzipped)
+    except StatbenchError as exc:  # a damaged or over-large gzip
+        return None, f"its run file does not read: {str(exc).splitlines()[0]}"
     if hashlib.sha256(content).hexdigest() != row.results.run_file.sha256:
         return None, "its run file does not match run_file.sha256"
     fd, name = tempfile.mkstemp(suffix=".trec")

@@ -68,16 +68,25 @@ def default_base(root: Path) -> str:
                          "give --base REF (on a pull request, origin/<the base branch>)")
 
 
+def _ref(base: str) -> str:
+    """``base`` when it can only be read as a git revision: one starting with ``-`` would be
+    read as an option (``--output=FILE`` writes a file), one with a control character or
+    empty is no ref."""
+    if not base or base.startswith("-") or any(ord(c) < 32 or ord(c) == 127 for c in base):
+        raise StatbenchError(f"{base!r}: not a git ref to compare with (a branch, tag or commit, e.g. origin/main)")
+    return base
+
+
 def changes(root: Path, base: str) -> list[tuple[str, str]]:
     """(status letter, path) of every file changed between ``base`` and HEAD (``git diff
     BASE...HEAD``: what the branch did since it left the base), renames as delete + add."""
-    out = _git(root, "diff", "--name-status", "--no-renames", "-z", f"{base}...HEAD", "--")
+    out = _git(root, "diff", "--name-status", "--no-renames", "-z", f"{_ref(base)}...HEAD", "--")
     fields = out.split("\0")
     return [(fields[i][:1], fields[i + 1]) for i in range(0, len(fields) - 1, 2)]
 
 
 def _existed(root: Path, base: str, folder: str) -> bool:
-    return bool(_git(root, "ls-tree", "--name-only", base, "--", f"{folder}/").strip())
+    return bool(_git(root, "ls-tree", "--name-only", _ref(base), "--", f"{folder}/").strip())
 
 
 # --- the check --------------------------------------------------------------------------------

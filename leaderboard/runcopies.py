@@ -20,6 +20,7 @@ from pathlib import Path
 
 from statbench.storage.filedigests import file_digests, keepable
 from statbench.errors import StatbenchError
+from statbench.leaderboard.gunzip import gunzip
 from statbench.leaderboard.records import _read, _write_atomic
 
 #: level 1: ~2.5x faster than 6 on run files, ~15% larger
@@ -77,9 +78,10 @@ def prefill(results_file: Path, record, root: Path | None = None) -> tuple[str, 
 
 def plain_content(path: Path, gzipped: bool = False) -> bytes:
     """A run file's content; ``gzipped``: the file is the gzip of the run results.json names
-    (``run.trec.gz`` beside it, as a results repository keeps it and ``--verify`` reads it)."""
+    (``run.trec.gz`` beside it, as a results repository keeps it and ``--verify`` reads it): a
+    damaged or over-large gzip is one :class:`DataFormatError` line (:mod:`.gunzip`)."""
     data = Path(path).read_bytes()
-    return gzip.decompress(data) if gzipped else data
+    return gunzip(data, path) if gzipped else data
 
 
 def write_gzipped(source: Path, content_sha256: str, target: Path, root: Path | None = None,

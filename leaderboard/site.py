@@ -656,8 +656,12 @@ def _copy_run(row: Row, dest_root: Path, task_slug: str, results_root: Path, dig
         (row.notes if absent else row.problems).append(problem)
         return None
     gzipped = source.name == f"{PurePosixPath(run_path).name}.gz"  # run_source's fallback
-    content_sha256 = (bytes_sha256(plain_content(source, gzipped=True)) if gzipped
-                      else file_sha256(source) if digests is None else digests.sha256(source))
+    try:
+        content_sha256 = (bytes_sha256(plain_content(source, gzipped=True)) if gzipped
+                          else file_sha256(source) if digests is None else digests.sha256(source))
+    except StatbenchError as exc:  # a damaged or over-large gzip
+        row.problems.append(f"{str(exc).splitlines()[0]}: not linked")
+        return None
     if content_sha256 != row.run_sha256:
         row.problems.append(f"run file {row.path.parent / run_path} does not match the checksum "
                             f"in the results (run_file.sha256 of {row.path}): not linked")
@@ -940,7 +944,9 @@ def _task_page(name: str, rows: list[Row], baseline: str, measure: str | None, d
         "levels": levels_legend(),
         "declared": DECLARED,
         "charts": _charts(charted, refs, info["measures"], tested, labels),
-        "pareto": pareto_charts([(row.key, point) for row, (_, _, point) in zip(rows, made)], tested, labels),
+        # rows whose card declares seen test queries are out of the ranking, so off the frontier too
+        "pareto": pareto_charts([(row.key, None if view.get("seen") else point)
+                                 for row, (view, _, point) in zip(rows, made)], tested, labels),
         "breakdowns": breakdown_sections(charted, labels, tested),
         "eff_columns": EFFICIENCY_COLUMNS,
         "charted": len(charted) if len(charted) < len(rows) else 0,

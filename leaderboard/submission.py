@@ -22,11 +22,9 @@ a submission (the repository check, ``leaderboard build --verify``) reads it her
 from __future__ import annotations
 
 import functools
-import gzip
 import hashlib
 import json
 import os
-import zlib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -245,15 +243,11 @@ def read_json_strict(path: Path):
 
 
 def gunzipped_sha256(path: Path) -> str:
-    """sha256 of a gzip file's content; a truncated or damaged file names itself."""
-    digest = hashlib.sha256()
-    try:
-        with gzip.open(path, "rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
-    except (OSError, EOFError, zlib.error) as exc:
-        raise DataFormatError(path, f"not a complete gzip file ({exc})") from None
-    return digest.hexdigest()
+    """sha256 of a gzip file's content; a truncated, damaged or over-large one names itself
+    (:mod:`statbench.leaderboard.gunzip`)."""
+    from statbench.leaderboard.gunzip import gunzipped_sha256 as bounded
+
+    return bounded(path)
 
 
 def read_submission(folder, *, check_run: bool = True) -> Submission:

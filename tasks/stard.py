@@ -24,6 +24,7 @@ from statbench.api import Document, Query, Split, TaskData
 from statbench.data.checksum import files_sha256
 from statbench.data.dataio import (
     id_value,
+    invisible_character,
     item_error,
     json_type,
     query_text,
@@ -139,7 +140,8 @@ class Stard(DefinedTask):
             keys = []
             for name in names:
                 try:
-                    keys.append(_article_key(id_value(path, name, None, "match_name")))
+                    keys.append(_visible_key(path, _article_key(id_value(path, name, None, "match_name")), None,
+                                             "match_name"))
                 except DataFormatError as exc:
                     raise fail(f"article name: {exc.message}", "match_name") from None
             text = query_text(path, text, None, "问题", qid, dropped, where)
@@ -194,6 +196,7 @@ def _read_corpus_texts(path: Path, dropped: list[str]) -> dict[str, str]:
     for lineno, obj in read_jsonl(path, required=("name", "content")):
         name, text = obj["name"], obj["content"]
         key = "".join(name.split()) if type(name) is str else _article_key(id_value(path, name, lineno, "name"))
+        _visible_key(path, key, lineno, "name")
         if not key:
             raise DataFormatError(path, "empty article name", lineno, "name")
         if type(text) is not str:
@@ -290,6 +293,17 @@ def _read_stopwords(path: Path) -> frozenset[str]:
     if not words:
         raise DataFormatError(path, "no stop words (the file is empty or holds only blank lines)")
     return words
+
+
+def _visible_key(path: Path, key: str, lineno: int | None, field: str) -> str:
+    """``key`` (an article name as a document id), refused when it holds an invisible
+    character, as every loader refuses such an id (dataio.record_id): it would print as
+    another article and never match it."""
+    hidden = invisible_character(key)
+    if hidden is not None:
+        raise DataFormatError(path, f"article name {key!r} holds an invisible character ({hidden}): it would print "
+                              "as another article and never match it", lineno, field)
+    return key
 
 
 def _article_key(name: str) -> str:

@@ -41,6 +41,7 @@ API_MODULES = (
     "statbench.loading.splits",
     "statbench.storage.cache",
     "statbench.registry.checks",
+    "statbench.registry.class_checks",
     "statbench.testing",
     "statbench.errors",
 )

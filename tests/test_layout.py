@@ -291,3 +291,126 @@ def test_a_core_import_of_a_model_is_found(tmp_path):
     assert imports_above_the_core(graph) == ["statbench.x -> statbench.models.m"]
     assert circles(graph) == [("statbench.models.m -> statbench.x -> statbench.models.m  "
                                "(component of 2: statbench.models.m, statbench.x)")]
+
+
+# --- imports at the top of a module ---------------------------------------------------------------
+
+#: Where statbench's own modules are imported at module level (issue 35 §4), each package with
+#: its subpackages. Inside a function only: a command body's (a click command function imports
+#: what only the command needs: `statbench --help` loads every command module), and ``INSIDE``.
+TOP_IMPORTS = ("statbench.contract", "statbench.errors", "statbench.grid", "statbench.models", "statbench.registry",
+               "statbench.results", "statbench.run", "statbench.storage", "statbench.terminal", "statbench.testing")
+
+_HELP = "`statbench --help` loads every plugin module (docs/plugins.md), so this one stays out of it"
+
+#: (module, statbench module it imports inside a function) -> why that import cannot be at the top.
+INSIDE: dict[tuple[str, str], str] = {
+    ("statbench.grid.executors", "statbench.grid.slurm_task"): "slurm_task imports submitit (an optional extra)",
+    ("statbench.grid.cli", "statbench.grid.spec"): "_shortcut_spec is part of the grid command's body: " + _HELP,
+    ("statbench.models.lexical.analysis", "statbench.models.lexical.analysis_worker"):
+        "analysis_worker imports numpy; " + _HELP,
+    ("statbench.models.fusion.plugin", "statbench.models.fusion.retriever"):
+        "the retriever brings the run machinery (run request, split runs, run cache); " + _HELP,
+}
+
+
+def _is_command(node: ast.AST) -> bool:
+    """A function decorated ``@click.command(...)``, ``@click.group(...)``, ``@group.command(...)``."""
+    for decorator in getattr(node, "decorator_list", []):
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if isinstance(target, ast.Attribute) and target.attr in ("command", "group"):
+            return True
+    return False
+
+
+def imports_inside_functions(name: str, path: Path, known: set[str]) -> list[tuple[int, str, bool]]:
+    """``(line, statbench module, in a command body)`` for each import of a statbench module
+    inside a function of module ``name`` (relative imports resolved, ``from package import
+    submodule`` naming the submodule, ``importlib.import_module("statbench...")`` included)."""
+    is_package = path.name == "__init__.py"
+    found: list[tuple[int, str, bool]] = []
+
+    def targets(node: ast.AST) -> list[str]:
+        if isinstance(node, ast.Import):
+            return [alias.name for alias in node.names]
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = name.split(".") if is_package else name.split(".")[:-1]
+                module = ".".join(base[:len(base) - (node.level - 1)] + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            return [f"{module}.{alias.name}" if f"{module}.{alias.name}" in known else module for alias in node.names]
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "import_module"
+                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            return [node.args[0].value]
+        return []
+
+    def walk(node: ast.AST, in_function: bool, in_command: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if in_function:
+                for module in targets(child):
+                    if module == "statbench" or module.startswith("statbench."):
+                        found.append((child.lineno, module, in_command))
+            is_function = isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            walk(child, in_function or is_function, in_command or (is_function and _is_command(child)))
+
+    walk(ast.parse(path.read_text("utf-8"), filename=str(path)), False, False)
+    return found
+
+
+def imports_not_at_the_top(root: Path = ROOT, packages: tuple[str, ...] = TOP_IMPORTS,
+                           allowed: dict[tuple[str, str], str] | None = None) -> tuple[list[str], set]:
+    """The in-function imports of statbench modules in ``packages`` that are neither in a
+    command body nor ``allowed`` (``file:line: module imports target``), and the allowed
+    pairs that were seen."""
+    allowed = INSIDE if allowed is None else allowed
+    modules = module_files(package_dirs(root))
+    known = set(modules)
+    found, seen = [], set()
+    for name, path in sorted(modules.items()):
+        if not any(name == package or name.startswith(package + ".") for package in packages):
+            continue
+        for line, target, in_command in imports_inside_functions(name, path, known):
+            if (name, target) in allowed:
+                seen.add((name, target))
+            elif not in_command:
+                found.append(f"{path.relative_to(root)}:{line}: {name} imports {target} inside a function")
+    return found, seen
+
+
+def test_statbench_modules_are_imported_at_the_top():
+    found, _ = imports_not_at_the_top()
+    assert not found, ("import these at the top of the module (inside a function only in a command body, or with "
+                       "its reason in INSIDE: an import circle, a heavy or optional library, `statbench --help`):\n"
+                       + "\n".join(found))
+
+
+def test_every_allowed_inside_import_is_still_there():
+    _, seen = imports_not_at_the_top()
+    stale = sorted(set(INSIDE) - seen)
+    assert not stale, f"no longer imported inside a function, drop from INSIDE: {stale}"
+
+
+def test_an_import_inside_a_function_is_found_unless_in_a_command_body_or_allowed(tmp_path):
+    _write_tree(tmp_path, {
+        "core/__init__.py": "",
+        "core/low/__init__.py": "",
+        "core/low/a.py": "X = 1\n",
+        "core/low/b.py": "import importlib\n\ndef f():\n    importlib.import_module('statbench.low.a')\n",
+        "core/high/__init__.py": "",
+        "core/high/c.py": ("import click\nfrom statbench.low import a\n\n"
+                           "class K:\n    def m(self):\n        from ..low import b\n\n"
+                           "@click.command()\ndef cmd():\n    from statbench.low.a import X\n    import json\n\n"
+                           "def g():\n    def inner():\n        from statbench import low\n"),
+        "core/high/d.py": "def h():\n    from .c import K\n",
+        "models/__init__.py": "",
+        "models/m.py": "def f():\n    from statbench.low import a\n",
+    })
+    found, seen = imports_not_at_the_top(tmp_path, ("statbench.low", "statbench.high"),
+                                         {("statbench.high.d", "statbench.high.c"): "why"})
+    assert found == [
+        "core/high/c.py:6: statbench.high.c imports statbench.low.b inside a function",
+        "core/high/c.py:15: statbench.high.c imports statbench.low inside a function",
+        "core/low/b.py:4: statbench.low.b imports statbench.low.a inside a function",
+    ]
+    assert seen == {("statbench.high.d", "statbench.high.c")}

@@ -144,3 +144,20 @@ def test_a_verdict_counts_only_for_the_files_it_was_reached_on_across_rebuilds(r
     card = folder / "model_card.json"
     card.write_text(card.read_text("utf-8").replace('"MIT"', '"Apache-2.0"'), encoding="utf-8")  # still valid
     assert build(repo, made, site).exit_code == 0 and rows(site)[""]["lvl"][0] == "re-scored"
+
+
+def test_a_row_whose_card_declares_seen_test_queries_is_off_the_pareto_frontier(repo, made, tmp_path):
+    """It is out of the ranking: it is not drawn among the rows that trade quality for cost
+    (here the only other row, so no plot is left to draw)."""
+    def pareto(site: Path):
+        html = (site / "task-stard.html").read_text("utf-8")
+        found = re.search(r'<section class="charts pareto" id="efficiency">(.*?)</section>', html, re.S)
+        return found.group(1) if found else ""
+
+    assert build(repo, made, tmp_path / "site").exit_code == 0
+    assert "k1=0.9" not in pareto(tmp_path / "site")
+    card = repo / SEEN / "model_card.json"  # the same row, declared unseen: drawn
+    card.write_text(card.read_text("utf-8").replace('"test_queries_seen": true', '"test_queries_seen": false'),
+                    encoding="utf-8")
+    assert build(repo, made, tmp_path / "again").exit_code == 0
+    assert "k1=0.9" in pareto(tmp_path / "again")

@@ -6,7 +6,6 @@ exit 2, and any other error ir-measures raises while scoring is one line too."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -36,8 +35,8 @@ def test_measures_trec_eval_cannot_compute_are_refused_naming_the_parameter(text
     assert text in str(caught.value) and said in str(caught.value) and "\n" not in str(caught.value)
 
 
-@pytest.mark.parametrize("text", ["P@1", "R@100", "nDCG@10", "AP", "RR@10", "P(rel=2)@5", "nDCG(gains={0:0,1:1,2:3})@10",
-                                  "R@2147483647", "Rprec", "Judged@10"])
+@pytest.mark.parametrize("text", ["P@1", "R@100", "nDCG@10", "AP", "RR@10", "P(rel=2)@5",
+                                  "nDCG(gains={0:0,1:1,2:3})@10", "R@2147483647", "Rprec", "Judged@10"])
 def test_ordinary_measures_still_parse(text):
     assert str(parse_measure(text))
 

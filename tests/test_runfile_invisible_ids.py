@@ -49,7 +49,8 @@ def test_visible_non_ascii_ids_and_an_invisible_tag_are_read(tmp_path):
 def test_evaluate_refuses_such_a_run_with_exit_2_and_one_line(stard_dir, tmp_path):
     path = tmp_path / "run.trec"
     path.write_text("0 Q0 民法典第五十四条 1 2.0 t\n0 Q0 民法典第五十六条\u200b 2 1.0 t\n", encoding="utf-8")
-    result = CliRunner().invoke(cli, ["evaluate", str(path), "--task", "stard", "--data-dir", str(stard_dir)])
+    args = ["evaluate", str(path), "--task", "stard", "--data-dir", str(stard_dir)]
+    result = CliRunner().invoke(cli, args)
     assert result.exit_code == 2, result.output
     assert "line 2, field 'docid'" in result.output and "U+200B" in result.output
     assert "Traceback" not in result.output

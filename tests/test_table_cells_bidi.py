@@ -12,7 +12,16 @@ import io
 
 import pytest
 
-from statbench.commands.table_formats import Cell, PaperTable, Section, TableRow, one_line, to_csv, to_latex, to_markdown
+from statbench.commands.table_formats import (
+    Cell,
+    PaperTable,
+    Section,
+    TableRow,
+    one_line,
+    to_csv,
+    to_latex,
+    to_markdown,
+)
 
 BIDI = ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069", "\u200e", "\u200f",
         "\u061c"]

@@ -111,7 +111,8 @@ def remove_stale_staging(out_dir: Path, log: logging.Logger) -> list[Path]:
     removed = []
     for path in sorted(out_dir.glob(f"{STAGING_PREFIX}*")):
         pid_text = path.name[len(STAGING_PREFIX):].split("-", 1)[0]
-        if not (pid_text.isascii() and pid_text.isdigit() and len(pid_text) <= 20) or not path.is_dir() or path.is_symlink() or _running(int(pid_text)):
+        is_pid = pid_text.isascii() and pid_text.isdigit() and len(pid_text) <= 20  # int() reads it
+        if not is_pid or not path.is_dir() or path.is_symlink() or _running(int(pid_text)):
             continue
         shutil.rmtree(path, ignore_errors=True)
         if not path.exists():

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, ClassVar, Mapping, Sequence
 
+from statbench.contract.params import budget_of, check_params, declare
 from statbench.contract.records import Document, Qrels, Query, Ranking, Split
 from statbench.errors import StatbenchError
 
@@ -66,16 +67,12 @@ class _Configurable:
     tolerance: float | None = None
 
     def __init__(self, **params):
-        from statbench.contract.params import check_params
-
         checked = check_params(params, self.param_specs(), self.name)
         self.params = {**self.defaults(), **checked}
 
     @classmethod
     def param_specs(cls) -> dict:
         """Every parameter as a :class:`~statbench.contract.params.Param`."""
-        from statbench.contract.params import declare
-
         return declare(cls.default_params)
 
     @classmethod
@@ -87,8 +84,6 @@ class _Configurable:
     def budget(self) -> str | None:
         """The parameters set to a declared reduced budget (``Param(budget=...)``), e.g.
         ``"preset=cpu-small"``; ``None`` when the model runs its protocol's settings."""
-        from statbench.contract.params import budget_of
-
         return budget_of(self.params, self.param_specs())
 
     def reproducibility(self) -> dict:

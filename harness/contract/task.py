@@ -3,11 +3,13 @@ declaration and a ``load`` method."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from pathlib import Path
 from typing import ClassVar, Mapping
 
 from statbench.contract.records import Measure, TaskData
+from statbench.contract.taskinfo import Published, TaskInfo
 
 
 class Task:
@@ -57,10 +59,6 @@ class Task:
     def task_info(cls):
         """The task's :class:`~statbench.contract.taskinfo.TaskInfo`: the declared one with any
         class attribute a subclass overrides, or one built from the class attributes."""
-        import dataclasses
-
-        from statbench.contract.taskinfo import Published, TaskInfo
-
         attrs = {"name": getattr(cls, "name", None), "language": getattr(cls, "language", None),
                  "description": cls.description, "measures": tuple(cls.measures), "depth": cls.depth,
                  "version": cls.version, "analyzer": cls.analyzer}

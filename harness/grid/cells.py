@@ -22,6 +22,7 @@ from typing import Any
 from statbench.contract.params import param_items, param_text
 from statbench.errors import StatbenchError, UnknownNameError
 from statbench.grid.spec import GridSpec, GridSpecError, ModelEntry, Resources, TaskEntry
+from statbench.registry.plugins import get_registry
 from statbench.run.outputs import config_folder_name
 from statbench.run.request import RunRequest, request_from_cli, request_to_argv
 
@@ -108,8 +109,6 @@ def make_cell(root: Path, task: TaskEntry, model: ModelEntry, params: dict, rpar
 
 def tuning_split(task_name: str, on: str) -> tuple[str | None, tuple[str, ...] | None]:
     """``on`` as (protocol, None) when the task declares such a protocol, else (None, (split,))."""
-    from statbench.registry.plugins import get_registry
-
     info = get_registry().get("tasks", task_name).cls.task_info()
     if any(p.name == on for p in info.protocols):
         return on, None
@@ -119,8 +118,6 @@ def tuning_split(task_name: str, on: str) -> tuple[str | None, tuple[str, ...] |
 def _check_protocols(spec: GridSpec) -> None:
     """Each task's ``protocol`` is one the task declares (``statbench run`` would only find
     out when the cell runs)."""
-    from statbench.registry.plugins import get_registry
-
     for j, task in enumerate(spec.tasks):
         if task.protocol is None:
             continue
@@ -187,8 +184,6 @@ def _check_sweeps(spec: GridSpec) -> None:
 
 
 def _measures_of(task_name: str) -> list[str] | None:
-    from statbench.registry.plugins import get_registry
-
     try:
         return [m.label for m in get_registry().get("tasks", task_name).cls.task_info().measures]
     except Exception:  # noqa: BLE001 - an unknown task is reported where its cells are built
@@ -197,8 +192,6 @@ def _measures_of(task_name: str) -> list[str] | None:
 
 def _protocol_splits(task_name: str, protocol: str | None, splits: tuple[str, ...] | None) -> set[str] | None:
     """The split names a run with this protocol/splits evaluates (None: not known here)."""
-    from statbench.registry.plugins import get_registry
-
     try:
         info = get_registry().get("tasks", task_name).cls.task_info()
     except Exception:  # noqa: BLE001

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from statbench.grid.cells import SEARCH, Cell
 from statbench.grid.spec import PAPER, REGRESSION, Expected
+from statbench.registry.plugins import get_registry
 
 #: slack for figures that are equal but printed/rounded differently
 _EPSILON = 1e-9
@@ -57,8 +58,6 @@ def paper_data(exp: Expected):
     that of the task's published figures from the same source (None: not declared)."""
     if exp.data is not None:
         return exp.data
-    from statbench.registry.plugins import get_registry
-
     try:
         published = get_registry().get("tasks", exp.task).cls.task_info().published
     except Exception:  # noqa: BLE001 - a task that cannot say: not declared
@@ -67,8 +66,6 @@ def paper_data(exp: Expected):
 
 
 def _unit(task: str) -> str:
-    from statbench.registry.plugins import get_registry
-
     try:
         return getattr(get_registry().get("tasks", task).cls.task_info(), "corpus_unit", "") or "documents"
     except Exception:  # noqa: BLE001

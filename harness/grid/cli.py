@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from statbench.errors import StatbenchError
 from statbench.registry.hookspecs import hookimpl
 
 EXECUTORS = ("local", "sequential", "ray", "slurm", "slurm-local")
@@ -15,8 +16,7 @@ EXECUTORS = ("local", "sequential", "ray", "slurm", "slurm-local")
 
 def _shortcut_spec(tasks, models, data_dir, protocol, output):
     """The spec of ``statbench grid --task A --model X ...`` (no file)."""
-    from statbench.errors import StatbenchError
-    from statbench.grid.spec import _typed
+    from statbench.grid.spec import _typed  # the command body's own (see grid() below)
 
     if not tasks or not models:
         raise StatbenchError("give an experiment file, or at least one --task and one --model")
@@ -60,7 +60,7 @@ def grid(experiment, tasks, models, data_dir, protocol, output, executor, worker
     """Run a whole experiment: every cell an ordinary `statbench run` with its own output
     folder and results.json. Cells already done for the same configuration and data are
     skipped; failed cells are reported without stopping the others (exit code 2)."""
-    from statbench.errors import StatbenchError
+    # the command body's own: `statbench --help` imports this module, not the grid machinery
     from statbench.grid.board import Board
     from statbench.grid.cells import expand
     from statbench.grid.check import print_check, print_expected

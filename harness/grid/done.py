@@ -28,9 +28,13 @@ import logging
 import os
 from pathlib import Path
 
+from statbench import __version__
 from statbench.data.checksum import file_sha256
 from statbench.grid.cells import Cell
 from statbench.data.atomic import write_json
+from statbench.loading.load import load_task, start_task
+from statbench.registry.plugins import get_registry
+from statbench.results.record import Results
 
 
 def record_path(root: Path, cell: Cell) -> Path:
@@ -64,9 +68,6 @@ def current_data_checksum(cell: Cell, cache: Path | None = None) -> str | None:
 def current_data(task_name: str, data_dir: Path | None, cache: Path | None = None):
     """The task's data as it is now: the cached load summary for these file contents, else
     a load here (``checksum`` and ``all_splits()``); None when it cannot be had without a run."""
-    from statbench.loading.load import load_task, start_task
-    from statbench.registry.plugins import get_registry
-
     quiet = logging.getLogger("statbench.grid.done")
     quiet.propagate, quiet.disabled = False, True
     try:
@@ -83,9 +84,6 @@ def current_data(task_name: str, data_dir: Path | None, cache: Path | None = Non
 
 
 def _versions_current(cell: Cell, results) -> bool:
-    from statbench import __version__
-    from statbench.registry.plugins import get_registry
-
     registry = get_registry()
     if results.statbench_version != __version__:
         return False
@@ -107,8 +105,6 @@ def _versions_current(cell: Cell, results) -> bool:
 def is_done(root: Path, cell: Cell, data_checksum: str | None) -> bool:
     """True when ``cell``'s outputs are those of its exact configuration, computed on the
     data whose checksum is ``data_checksum`` (:func:`current_data_checksum`)."""
-    from statbench.results.record import Results
-
     record_file, results_file = record_path(root, cell), cell.output / "results.json"
     if data_checksum is None or not record_file.is_file() or not results_file.is_file():
         return False

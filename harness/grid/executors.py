@@ -213,7 +213,7 @@ class SlurmExecutor:
             import submitit
         except ImportError:
             raise StatbenchError("--executor slurm needs submitit: pip install 'statbench[slurm]'") from None
-        from statbench.grid.slurm_task import CellTask
+        from statbench.grid.slurm_task import CellTask  # inside: it imports submitit (optional, heavy)
 
         groups: dict[Resources, list[CellJob]] = {}
         for job, needs in work:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -19,12 +21,15 @@ from pathlib import Path
 
 from statbench.errors import StatbenchError
 from statbench.grid.cellrun import THREAD_VARIABLES, CellJob, CellOutcome
-from statbench.grid.cells import Cell
+from statbench.grid.cells import SEARCH, Cell, tuning_split
 from statbench.grid.check import CheckRow, check_rows
 from statbench.grid.done import current_data, is_done, mark_done
 from statbench.grid.spec import GridSpec
 from statbench.grid.tuning import measure_of, pick, searches, tuned_cell, write_record
 from statbench.data.atomic import write_json
+from statbench.registry.plugins import get_registry
+from statbench.results.record import Results
+from statbench.scoring.reproduction import link_name
 
 
 @dataclass
@@ -67,8 +72,6 @@ def _env(cell: Cell, cache: Path | None) -> dict[str, str]:
 
 def _results_of(cell: Cell):
     """The cell's results if they are this cell's (its exact command), else None."""
-    from statbench.results.record import Results
-
     try:
         results = Results.read(cell.output / "results.json")
     except Exception:  # noqa: BLE001 - missing or unreadable: the cell did not produce results
@@ -110,8 +113,6 @@ class GridRunner:
         """Split names in the file (a task's ``splits``, a ``tune.on`` that is no protocol)
         are splits of the task's data, found before any cell starts (``statbench run`` only
         knows once it loaded the data)."""
-        from statbench.grid.cells import tuning_split
-
         spec = self.spec
         for j, task in enumerate(spec.tasks):
             wanted = [(name, ("tasks", j, "splits", k)) for k, name in enumerate(task.splits)]
@@ -238,8 +239,6 @@ def primary(results, task: str | None = None) -> tuple[str, float | None]:
     name for it (a ``beir:PATH`` task records a derived name in its results)."""
     if results is None:
         return "", None
-    from statbench.registry.plugins import get_registry
-
     try:
         label = get_registry().get("tasks", task or results.task.name).cls.task_info().primary
     except Exception:  # noqa: BLE001
@@ -298,12 +297,6 @@ def build_leaderboard(report: GridReport, out: Path, experiment: Path | None = N
     ``experiment`` file, which the site links the cell's row to. The folder is this
     invocation's own (``ROOT/.grid/leaderboard-input.XXXX``, removed afterwards), so two
     grids building on one root never meet in it. A failure is one line."""
-    import shutil
-    import tempfile
-
-    from statbench.grid.cells import SEARCH
-    from statbench.scoring.reproduction import link_name
-
     (report.root / ".grid").mkdir(parents=True, exist_ok=True)
     board_input = Path(tempfile.mkdtemp(prefix="leaderboard-input.", dir=report.root / ".grid"))
     try:

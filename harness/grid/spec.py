@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from statbench.contract.params import param_text
+from statbench.contract.taskinfo import PublishedData
 from statbench.errors import StatbenchError
 
 
@@ -333,8 +334,6 @@ def _typed(path: Path, obj: dict, lines: dict) -> GridSpec:
 def _paper_data(spec, note: str):
     """A row's ``data:`` as a ``PublishedData``: a mapping (sizes, checksum, description),
     or ``other`` (measured on data other than the task's, not described further)."""
-    from statbench.contract.taskinfo import PublishedData
-
     if spec is None:
         return None
     if spec == "other":

@@ -18,7 +18,9 @@ from typing import Any, Iterable, Mapping
 
 from statbench.contract.params import param_items, parse_params
 from statbench.errors import StatbenchError
+from statbench.loading.splits import canonical_selection
 from statbench.registry.plugins import get_registry
+from statbench.run.outputs import config_folder_name
 
 DEFAULT_RERANK_DEPTH = 100
 
@@ -94,9 +96,6 @@ def default_output_dir(request: RunRequest) -> Path:
     cells name theirs: ``stard/bm25`` for the defaults, ``stard/bm25,k1=0.9``,
     ``stard/bm25@official``. A parameter given at its default value, and ``--split dev``
     for the protocol whose split is ``dev``, name the same folder as leaving them out."""
-    from statbench.loading.splits import canonical_selection
-    from statbench.run.outputs import config_folder_name
-
     registry = get_registry()
     task_entry = registry.get("tasks", request.task)
     label = request.model or f"pool-{request.pool}"

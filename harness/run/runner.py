@@ -35,7 +35,7 @@ from statbench.contract.params import applicable_params
 from statbench.contract.records import Ranking, Split, TaskData
 from statbench.contract.task import Task
 from statbench.data.atomic import atomic_open, write_json, write_text
-from statbench.data.checksum import bytes_sha256
+from statbench.data.checksum import bytes_sha256, file_sha256
 from statbench.data.dataio import read_json
 from statbench.data.runfile import order_ranking, write_qrels, write_run
 from statbench.errors import StatbenchError, UnknownNameError
@@ -495,8 +495,6 @@ def _warn_on_declared_sizes(info, data, evaluated: set[str], log) -> None:
 
 
 def _file_sha256(path: Path) -> str:
-    from statbench.data.checksum import file_sha256
-
     return file_sha256(path)
 
 

@@ -23,7 +23,8 @@ from typing import Iterator
 
 from statbench.contract.records import Measure, Qrels, Ranking
 from statbench.data.checksum import bytes_sha256
-from statbench.data.runfile import run_tag
+from statbench.data.runfile import run_tag, strictly_decreasing_at_float32
+from statbench.scoring.measures import is_custom, parse_measure
 from statbench.storage.cache import CacheEntry
 from statbench.storage.keys import split_scores_entry
 
@@ -132,8 +133,6 @@ def check_split_run(entry: CacheEntry) -> str | None:
     ranks 1, 2, ..., at most the key's depth, each document once, and scores strictly
     decreasing at float32 (run format 4). A manifest re-sealed over edited files, or an
     entry of an older format given the new key, is never used to write a run."""
-    from statbench.data.runfile import strictly_decreasing_at_float32
-
     key = entry.key
     try:
         test, depth, tag = set(key["split"][1]), int(key["depth"]), run_tag(str(key["tag"]))
@@ -221,6 +220,4 @@ def check_split_scores(entry: CacheEntry) -> str | None:
 
 def cacheable_measures(measures: list[Measure]) -> bool:
     """Scores of custom measures (a plugin's code, not versioned here) are never cached."""
-    from statbench.scoring.measures import is_custom, parse_measure
-
     return not any(is_custom(parse_measure(m.ir_measure)) for m in measures)

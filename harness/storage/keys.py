@@ -41,6 +41,7 @@ from statbench.data.checksum import (
 )
 from statbench.storage.cache import CacheEntry
 from statbench.storage.paths import cache_root
+from statbench.storage.weights import fingerprint
 
 __all__ = [
     "canonical_json", "config_key", "json_sha256", "text_sha256", "records_digest", "ids_digest",
@@ -291,8 +292,6 @@ def weights_identity(params) -> dict[str, str]:
     models fetch``, ``$STATBENCH_CACHE/hf/ORG--NAME``), by the files' names, sizes and
     modification times (:func:`statbench.storage.weights.fingerprint`). A hub id the hub
     serves keeps its name only."""
-    from statbench.storage.weights import fingerprint
-
     out: dict[str, str] = {}
     for name, value in sorted(params.items()):
         if not isinstance(value, str) or not value or not (name == "model" or name.endswith("_model")):

@@ -32,7 +32,7 @@ from typing import Callable
 
 from statbench.data.download import TIMEOUT_ENV, download_bound
 from statbench.errors import DownloadError, StatbenchError, UnknownNameError, one_line
-from statbench.storage.cache import CacheEntry, cached
+from statbench.storage.cache import CacheEntry, cached, sha256_file
 from statbench.storage.paths import cache_root
 
 log = logging.getLogger("statbench")
@@ -214,8 +214,6 @@ def installed_package_copy(recipe: ModelRecipe) -> Path | None:
 
 
 def _sha256(path: Path) -> str:
-    from statbench.storage.cache import sha256_file
-
     return sha256_file(path)
 
 

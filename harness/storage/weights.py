@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from statbench.data.checksum import records_digest
+from statbench.storage import model_recipes
 from statbench.storage.filedigests import file_digests
 from statbench.errors import StatbenchError
 from statbench.storage.paths import cache_root
@@ -26,16 +27,12 @@ def local_copy_dir(hub_id: str) -> Path:
 def _recipe_copy(hub_id: str) -> Path | None:
     """The folder ``statbench models fetch`` assembled for ``hub_id``, if any (a damaged
     one is an error naming the command that repairs it)."""
-    from statbench.storage import model_recipes
-
     recipe = model_recipes.for_hub_id(hub_id)
     return model_recipes.installed(recipe) if recipe is not None else None
 
 
 def _packaged_copy(hub_id: str) -> Path | None:
     """The copy an installed package ships (a ``folder`` recipe of the registry), if any."""
-    from statbench.storage import model_recipes
-
     wanted = hub_id.lower()
     for recipe in model_recipes.recipes().values():
         if wanted in (recipe.hub_id.lower(), recipe.hub_id.lower().rsplit("/", 1)[-1]):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import logging
 
+from statbench.terminal.progress import progress_bars as _progress_bars
+
 #: a log record attribute: ``False`` keeps the record off the console (run.log has it)
 ON_CONSOLE = "statbench_console"
 #: a log record attribute: ``False`` keeps the record out of run.log (said on the console only)
@@ -41,6 +43,4 @@ def make_console(stderr: bool = False):
 def progress_bars(console, enabled: bool = True):
     """Yield ``progress(description, total) -> advance(n=1)``; bars vanish when done
     (:func:`statbench.terminal.progress.progress_bars`: bars whose ETA works)."""
-    from statbench.terminal.progress import progress_bars as bars
-
-    return bars(console, enabled)
+    return _progress_bars(console, enabled)

@@ -27,9 +27,19 @@ from statbench.api import (
     config_key,
     fingerprint,
     hookimpl,
+    warn_if_long,
 )
-from statbench.models.dense.chunking import CHUNK_POOLINGS
+from statbench.models.dense.chunking import CHUNK_POOLINGS, chunk_texts, pool_chunks
 from statbench.models.dense.encoding_cache import EncodingCache, corpus_checksum
+from statbench.models.dense.training import (
+    TRAIN_PARAMS,
+    Checkpoints,
+    bm25_hard_negatives,
+    contrastive_fit,
+    seed_everything,
+    training_key,
+    training_pairs,
+)
 from statbench.models.shared import hub
 from statbench.models.shared.specs import BATCH_SIZE, DEVICE, with_defaults
 
@@ -165,7 +175,6 @@ class BiEncoder(Retriever):
 
     def index(self, corpus: Sequence[Document], ctx: RunContext) -> None:
         import numpy as np
-        from statbench.models.dense.chunking import chunk_texts, pool_chunks
 
         p = self.params
         cache = EncodingCache(
@@ -261,15 +270,6 @@ class BiEncoder(Retriever):
 
         Always restarts from the shipped weights (never from another fold's model); a
         finished or interrupted training of this split is picked up from its checkpoints."""
-        from statbench.models.dense.training import (
-            Checkpoints,
-            bm25_hard_negatives,
-            contrastive_fit,
-            seed_everything,
-            training_key,
-            training_pairs,
-        )
-
         p = self.params
         texts = dict(zip((d.id for d in corpus), self._doc_texts(corpus)))
         pairs = training_pairs(queries, qrels, set(texts), ctx.task_name)  # refused before any loading
@@ -339,8 +339,6 @@ def _forecast(encoder, texts: list[str], order: list[int], batch: int, ctx: RunC
     starts. The estimate scales the measured time by padded length (a length-sorted batch
     costs its size times its longest text, in characters): measured, not guessed. The
     warm-up's vectors are discarded (the run's vectors never depend on it)."""
-    from statbench.api import warn_if_long
-
     if len(texts) < FORECAST_MIN_BATCHES * batch:
         return None
     sample = [texts[order[(i * len(order)) // batch]] for i in range(batch)]
@@ -381,8 +379,6 @@ class _max_length:
 
 
 def _fine_tuned(base: type, name: str, description: str, preset_model: str = "") -> type:
-    from statbench.models.dense.training import TRAIN_PARAMS
-
     return type(
         f"{base.__name__}FT_{name.replace('-', '_')}",
         (base,),

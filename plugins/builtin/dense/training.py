@@ -16,7 +16,7 @@ import math
 import random
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
@@ -32,6 +32,7 @@ from statbench.api import (
     json_sha256,
     records_digest,
 )
+from statbench.models.lexical.bm25 import BM25
 from statbench.models.shared.specs import SEED
 
 #: Parameters every trainable neural model accepts (defaults: BSARD protocol, bsard-2022).
@@ -226,10 +227,6 @@ def training_pairs(queries: Sequence[Query], qrels: Qrels, corpus_ids: set[str],
 def bm25_hard_negatives(queries: Sequence[Query], qrels: Qrels, corpus: Sequence[Document], ctx: RunContext,
                         per_query: int, depth: int = 50) -> dict[str, list[str]]:
     """The top BM25 articles of each training query that are not judged relevant."""
-    from dataclasses import replace
-
-    from statbench.models.lexical.bm25 import BM25
-
     bm25 = BM25()
     bm25_ctx = replace(ctx, cache_dir=ctx.cache_dir / "bm25-negatives")
     bm25.index(corpus, bm25_ctx)

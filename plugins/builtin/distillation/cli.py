@@ -45,6 +45,7 @@ log = logging.getLogger("statbench")
 def distill(task, teacher, teacher_params, queries, generate, generator, retriever, retriever_params, depth, student,
             epochs, batch_size, lr, max_length, val_share, seed, device, data_dir, output, progress):
     """Distil TEACHER's scores into a student cross-encoder (ukstat-2025, section 4.1)."""
+    # the command body's own: `statbench --help` imports this module, not the machinery behind the command
     from statbench.models.distillation.distill import (
         DEFAULT_GENERATOR,
         DistillRequest,

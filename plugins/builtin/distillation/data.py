@@ -25,6 +25,7 @@ from statbench.api import (
     Query,
     RunContext,
     StatbenchError,
+    cached,
     config_key,
     fingerprint,
     ids_digest,
@@ -33,6 +34,7 @@ from statbench.api import (
     text_sha256,
 )
 from statbench.models.distillation.holdout import Holdout, TrainingQuery, check_anchor, normalise_query
+from statbench.models.lexical import doct5query
 from statbench.models.shared.artefacts import load_or_build
 from statbench.registry.checks import check_rankings
 
@@ -62,8 +64,6 @@ def generate_queries(n: int, model: str, corpus: Mapping[str, Document], holdout
                      ctx: RunContext, device: str = "cpu") -> list[TrainingQuery]:
     """One doc2query query for each of ``n`` training passages drawn with ``seed``; cached
     (model, passages, seed). Each query is anchored in the passage it was generated from."""
-    from statbench.models.lexical.doct5query import load_model, seed_for
-
     ids = sorted(corpus)
     if n > len(ids):
         raise StatbenchError(f"--generate {n}: the training corpus has only {len(ids)} passages")
@@ -72,13 +72,13 @@ def generate_queries(n: int, model: str, corpus: Mapping[str, Document], holdout
     entry = keyed_entry(ctx.cache_root / "distill" / "generated", "distill-generated-queries", key)
 
     def build(staging: Path) -> list[dict]:
-        tokenizer, seq2seq = load_model(model, device)
+        tokenizer, seq2seq = doct5query.load_model(model, device)
         import torch
 
         rows = []
         advance = ctx.progress("distill: generating queries", len(chosen))
         for doc_id in chosen:
-            torch.manual_seed(seed_for(doc_id, seed))
+            torch.manual_seed(doct5query.seed_for(doc_id, seed))
             enc = tokenizer([corpus[doc_id].text], max_length=512, truncation=True, return_tensors="pt")
             with torch.inference_mode():
                 out = seq2seq.generate(input_ids=enc["input_ids"].to(seq2seq.device),
@@ -166,8 +166,6 @@ def teacher_scores(entry, teacher, queries: Sequence[Query], candidates: Mapping
 
             def build(staging: Path, got=got) -> None:
                 (staging / "scores.json").write_text(json.dumps(got, sort_keys=True), "utf-8")
-
-            from statbench.api import cached
 
             cached(cache, build)
             scores[query.id] = got

@@ -4,17 +4,15 @@ command and the distilled student reranker it trains, registered as a third part
 from __future__ import annotations
 
 from statbench.api import hookimpl
+from statbench.models.distillation.cli import distill
+from statbench.models.distillation.student import DistilledStudentReranker
 
 
 @hookimpl
 def register_commands(cli):
-    from statbench.models.distillation.cli import distill
-
     cli.add_command(distill)
 
 
 @hookimpl
 def register_rerankers(register):
-    from statbench.models.distillation.student import DistilledStudentReranker
-
     register(DistilledStudentReranker)

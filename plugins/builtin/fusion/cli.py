@@ -34,6 +34,7 @@ _NORMS = ("auto", "none", "min-max", "max", "sum", "z", "zmuv", "rank", "borda")
 @click.option("--output", required=True, type=click.Path(path_type=Path), help="Output folder (replaced as a unit).")
 def fuse(inputs, task, method, norm, weights, k, splits, protocol, data_dir, output):
     """Fuse INPUTS (TREC run files or statbench output folders) of one task, split by split."""
+    # the command body's own: `statbench --help` imports this module, not the machinery behind the command
     from statbench.models.fusion.engine import FusionSettings, parse_weights
     from statbench.models.fusion.fuse import FuseRequest
     from statbench.models.fusion.fuse import fuse as run_fuse

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from statbench.api import StatbenchError
+from statbench.contract.params import param_items
+from statbench.run.request import parse_model_params
 
 _COMPONENT = re.compile(r"\s*([^\[\],;]+?)\s*(?:\[([^\[\]]*)\])?\s*")
 
@@ -24,16 +26,12 @@ class Component:
     @property
     def label(self) -> str:
         """``NAME`` or ``NAME[k=v;...]`` (its non-default values, as given)."""
-        from statbench.contract.params import param_items
-
         return self.name + (f"[{';'.join(param_items(self.params))}]" if self.params else "")
 
 
 def parse_components(text: str) -> list[Component]:
     """``runs=`` -> components (names looked up, parameters typed and checked); one line
     for anything wrong."""
-    from statbench.run.request import parse_model_params
-
     parts = _split_top_level(text)
     if len(parts) < 2 or any(not part.strip() for part in parts):
         raise StatbenchError(f"fusion: runs={text!r}: give two or more models separated by commas, e.g. "

@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from statbench.api import Ranking, StatbenchError
+from statbench.data.runfile import order_ranking
 from statbench.models.fusion.sources import check_distinct, rankings_digest
 
 #: statbench's method name -> ranx's, and whether it reads ranks (no normalisation needed)
@@ -156,8 +157,6 @@ def fuse_rankings(components: Sequence[Mapping[str, Ranking]], query_ids: Sequen
     as an empty ranking), by ranx, checked, in the harness's order, cut to ``depth``.
     A query no component ranked gets an empty ranking. Two components that rank these
     queries identically are one run fused with itself: refused, named by ``labels``."""
-    from statbench.data.runfile import order_ranking
-
     settings = settings.checked(len(components))
     _check_distinct(components, query_ids, labels)
     asked = [q for q in query_ids if any(component.get(q) for component in components)]

@@ -17,10 +17,19 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from statbench.api import StatbenchError
-from statbench.models.fusion.engine import FusionSettings
-from statbench.models.fusion.inputs import ComponentRun
+from statbench.api import StatbenchError, file_sha256
+from statbench.data.atomic import write_text
+from statbench.data.runfile import write_qrels, write_run
+from statbench.loading.splits import select_splits
+from statbench.models.fusion.engine import FusionSettings, fuse_rankings
+from statbench.models.fusion.inputs import ComponentRun, read_component
 from statbench.models.fusion.sources import check_distinct, check_output_apart
+from statbench.registry.checks import check_rankings
+from statbench.registry.plugins import get_registry
+from statbench.results.record import FusedRun, ModelRecord, PluginRecord, Results, RunFile, TaskRecord, write_results
+from statbench.run.outputs import OutputSet
+from statbench.scoring.evaluate_file import load_scoring_task
+from statbench.scoring.evaluation import score_splits
 
 #: the run file's tag, as ``statbench run --model fusion`` writes it
 TAG = "statbench-fusion"
@@ -40,10 +49,6 @@ class FuseRequest:
 
 def fuse(request: FuseRequest, log: logging.Logger):
     """Fuse, score, write; returns the :class:`~statbench.results.record.Results` written."""
-    from statbench.models.fusion.inputs import read_component
-    from statbench.run.outputs import OutputSet
-    from statbench.scoring.evaluate_file import load_scoring_task
-
     started = time.perf_counter()
     settings = request.settings.checked(len(request.sources))
     check_output_apart(request.output, request.sources)  # an input is never replaced, nor written into
@@ -64,8 +69,6 @@ def fuse(request: FuseRequest, log: logging.Logger):
 def _check_alike(components: list[ComponentRun], scoring, request: FuseRequest, log: logging.Logger):
     """The splits to fuse, once every input is of this task, data, protocol, version,
     budget and split layout; else one line naming the input."""
-    from statbench.loading.splits import select_splits
-
     info, data = scoring.info, scoring.data
     outputs = [c for c in components if c.results is not None]
     protocols = {c.results.task.protocol for c in outputs}
@@ -132,9 +135,6 @@ def _check_run_file(c: ComponentRun, scoring, splits, log: logging.Logger) -> No
 
 def _fuse_splits(components, splits, scoring, settings: FusionSettings, log) -> dict:
     """Each split's test queries fused on their own, checked as a model's output is."""
-    from statbench.models.fusion.engine import fuse_rankings
-    from statbench.registry.checks import check_rankings
-
     depth = scoring.info.depth
     fused: dict = {}
     for split in splits:
@@ -150,21 +150,6 @@ def _fuse_splits(components, splits, scoring, settings: FusionSettings, log) -> 
 
 
 def _write(request, settings, components, scoring, splits, fused, outputs, log, started):
-    from statbench.data.atomic import write_text
-    from statbench.api import file_sha256
-    from statbench.data.runfile import write_qrels, write_run
-    from statbench.registry.plugins import get_registry
-    from statbench.results.record import (
-        FusedRun,
-        ModelRecord,
-        PluginRecord,
-        Results,
-        RunFile,
-        TaskRecord,
-        write_results,
-    )
-    from statbench.scoring.evaluation import score_splits
-
     info, data = scoring.info, scoring.data
     t0 = time.perf_counter()
     scores = score_splits(info.measures, data, splits, fused)

@@ -14,8 +14,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from statbench.api import DataFormatError, Ranking, StatbenchError
+from statbench.api import DataFormatError, Ranking, StatbenchError, bytes_sha256, file_sha256, read_run
+from statbench.data.runfile import order_as_trec_eval, strictly_decreasing_at_float32
 from statbench.models.fusion.sources import rankings_digest, run_file_inside
+from statbench.scoring.publishable import read_publishable
 
 
 @dataclass
@@ -61,9 +63,6 @@ def read_component(source: Path) -> ComponentRun:
 
 
 def _read_output(folder: Path) -> ComponentRun:
-    from statbench.api import file_sha256
-    from statbench.scoring.publishable import read_publishable
-
     results_path = folder / "results.json"
     if not results_path.is_file():
         raise StatbenchError(f"{folder}: not a statbench output folder (no results.json); give its run file instead")
@@ -89,8 +88,6 @@ def _read_output(folder: Path) -> ComponentRun:
 
 
 def _read_gzipped(path: Path, source: Path) -> ComponentRun:
-    from statbench.api import bytes_sha256
-
     try:
         data = gzip.decompress(path.read_bytes())
     except (OSError, EOFError) as exc:
@@ -102,9 +99,6 @@ def _read_gzipped(path: Path, source: Path) -> ComponentRun:
 
 
 def _read_run_file(path: Path, source: Path, sha256: str | None = None, shown: Path | None = None) -> ComponentRun:
-    from statbench.api import file_sha256, read_run
-    from statbench.data.runfile import order_as_trec_eval, strictly_decreasing_at_float32
-
     try:
         rankings = read_run(path)
     except DataFormatError as exc:

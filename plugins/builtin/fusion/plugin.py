@@ -4,17 +4,18 @@
 from __future__ import annotations
 
 from statbench.api import hookimpl
+from statbench.models.fusion.cli import fuse
 
 
 @hookimpl
 def register_commands(cli):
-    from statbench.models.fusion.cli import fuse
-
     cli.add_command(fuse)
 
 
 @hookimpl
 def register_retrievers(register):
+    # inside: the retriever brings the run machinery (run cache, split runs), which `statbench --help`
+    # (it loads every plugin) does not need
     from statbench.models.fusion.retriever import FusionRetriever
 
     register(FusionRetriever)

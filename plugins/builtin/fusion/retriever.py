@@ -14,8 +14,16 @@ import json
 from collections.abc import Sequence
 from typing import ClassVar
 
-from statbench.api import Document, Param, Query, Ranking, Retriever, RunContext, StatbenchError
-from statbench.models.fusion.engine import AUTO, DEFAULT_K, METHODS, NORMS, FusionSettings, parse_weights
+from statbench.api import Document, Param, Query, Ranking, Retriever, RunContext, StatbenchError, cached
+from statbench.contract.params import applicable_params
+from statbench.data.runfile import order_ranking
+from statbench.models.fusion.components import parse_components
+from statbench.models.fusion.engine import AUTO, DEFAULT_K, METHODS, NORMS, FusionSettings, fuse_rankings, parse_weights
+from statbench.registry.checks import check_rankings
+from statbench.registry.plugins import call_plugin, get_registry
+from statbench.run.runcache import split_run_entry
+from statbench.run.splitruns import SplitRun, write_split
+from statbench.storage.keys import model_cache_dir, model_identity
 
 
 class FusionRetriever(Retriever):
@@ -41,9 +49,6 @@ class FusionRetriever(Retriever):
 
     def __init__(self, **params):
         super().__init__(**params)
-        from statbench.models.fusion.components import parse_components
-        from statbench.registry.plugins import call_plugin, get_registry
-
         self.components = parse_components(self.params["runs"])
         self.settings = FusionSettings(method=self.params["method"], norm=self.params["norm"],
                                        weights=parse_weights(self.params["weights"]),
@@ -65,16 +70,12 @@ class FusionRetriever(Retriever):
     def config(self) -> dict:
         """The fusion's parameters and each component's whole identity (plugin, version,
         parameters, weights): a component that changes never reuses a fused run."""
-        from statbench.storage.keys import model_identity
-
         return {**super().config(), "components": [model_identity(entry, model) for _, entry, model in self.models]}
 
     def train(self, queries, qrels, corpus, ctx: RunContext) -> None:
         self._train = (list(queries), dict(qrels))  # each learning component trains on them, in search
 
     def index(self, corpus: Sequence[Document], ctx: RunContext) -> None:
-        from statbench.contract.params import applicable_params
-
         # what a run does to a model (the task's language known): a component's parameter that
         # does not apply (segmenter on an English task) is dropped, or refused when given
         for component, entry, model in self.models:
@@ -83,8 +84,6 @@ class FusionRetriever(Retriever):
         self._corpus = list(corpus)  # each component indexes on its first cache miss only
 
     def search(self, queries: Sequence[Query], k: int, ctx: RunContext) -> dict[str, Ranking]:
-        from statbench.models.fusion.engine import fuse_rankings
-
         split = ctx.split
         if split is None:
             raise StatbenchError("fusion: the run did not say which split it runs (RunContext.split); the fusion "
@@ -97,10 +96,6 @@ class FusionRetriever(Retriever):
     def _component_run(self, component, entry, model, split, queries, k: int, ctx: RunContext) -> dict[str, Ranking]:
         """The component's rankings of the split's test queries: its cached split run (the
         entry ``statbench run --model NAME`` reads and writes), or computed and cached."""
-        from statbench.api import cached
-        from statbench.run.runcache import split_run_entry
-        from statbench.run.splitruns import SplitRun, write_split
-
         tag = f"statbench-{component.name}"  # the tag an ordinary run of this model writes (output_tag)
         cache_entry = split_run_entry(ctx.task_name, ctx.data_checksum, split, retriever=model,
                                       retriever_entry=entry, depth=k, tag=tag)
@@ -119,11 +114,6 @@ class FusionRetriever(Retriever):
 
     def _compute(self, component, entry, model, split, queries, k: int, ctx: RunContext) -> dict[str, Ranking]:
         """What the runner does for a first stage (train, index, search, check, order)."""
-        from statbench.data.runfile import order_ranking
-        from statbench.registry.checks import check_rankings
-        from statbench.registry.plugins import call_plugin
-        from statbench.storage.keys import model_cache_dir
-
         own = RunContext(task_name=ctx.task_name, language=ctx.language,
                          cache_dir=model_cache_dir(entry, model, ctx.data_checksum, split if model.trainable else None),
                          cache_root=ctx.cache_root, data_checksum=ctx.data_checksum, log=ctx.log,
@@ -149,8 +139,6 @@ def _check_distinct_configurations(models) -> None:
     """Two components of one identity (the key their split runs are cached under: plugin,
     version, every parameter with its default, weights) are one run, however spelled
     (``bm25,bm25[k1=1.2]`` with 1.2 bm25's default): one line naming both."""
-    from statbench.storage.keys import model_identity
-
     seen: dict[str, str] = {}
     for component, entry, model in models:
         identity = json.dumps(model_identity(entry, model), sort_keys=True, default=str)

@@ -42,6 +42,27 @@ from statbench.api import (
     keyed_entry,
     records_digest,
 )
+from statbench.models.dense.encoding_cache import EncodingCache
+from statbench.models.dense.training import (
+    Checkpoints,
+    bm25_hard_negatives,
+    fit_epochs,
+    planned_steps,
+    seed_everything,
+    training_pairs,
+)
+from statbench.models.gdsr.dsr_encoder import (
+    build_dsr,
+    contrastive_loss,
+    encode_passages,
+    group_passages,
+    max_passages,
+    pad,
+    pool_all,
+    split_passages,
+)
+from statbench.models.gdsr.legal_graph import cached_graph, structure_digest
+from statbench.models.gdsr.lge import build_gnn, fit_lge, propagate
 from statbench.models.shared import hub
 from statbench.models.shared.artefacts import load_or_build
 from statbench.models.shared.specs import DEVICE, SEED
@@ -137,9 +158,6 @@ class DSR(Retriever):
 
     def _load_initial(self) -> None:
         """Fresh encoders from the checkpoints and a seeded passage-level encoder."""
-        from statbench.models.dense.training import seed_everything
-        from statbench.models.gdsr.dsr_encoder import build_dsr, max_passages
-
         p = self.params
         seed_everything(int(p["seed"]))
         self._tokenizer, passage = hub.pretrained(p["model"])
@@ -173,7 +191,6 @@ class DSR(Retriever):
         pretrained encoder when it is frozen (shared by every fold and both models), else by
         the trained checkpoint."""
         import numpy as np
-        from statbench.models.gdsr.dsr_encoder import encode_passages, split_passages
 
         p = self.params
         frozen = not p["train_passage_encoder"]
@@ -210,9 +227,6 @@ class DSR(Retriever):
 
     def _article_encodings(self, corpus: Sequence[Document], ctx: RunContext):
         """The DSR article vectors of ``corpus`` with their exact FAISS index (cached)."""
-        from statbench.models.dense.encoding_cache import EncodingCache
-        from statbench.models.gdsr.dsr_encoder import pool_all
-
         p = self.params
         texts = [d.text for d in corpus]
         cache = EncodingCache(ctx.cache_root, {"kind": "dsr-articles", "dsr": self._dsr_identity(),
@@ -281,8 +295,6 @@ class DSR(Retriever):
     def train(self, queries: Sequence[Query], qrels: Qrels, corpus: Sequence[Document], ctx: RunContext) -> None:
         """Train DSR from the shipped checkpoints on this split's training queries (a
         finished or interrupted training of the same split and settings is picked up)."""
-        from statbench.models.dense.training import Checkpoints, bm25_hard_negatives, training_pairs
-
         p = self.params
         self._load_initial()
         texts = {d.id: d.text for d in corpus}
@@ -297,8 +309,6 @@ class DSR(Retriever):
         ctx.log.info("%s: training DSR on %d queries (%d pairs), checkpoints in %s", self.name, len(queries),
                      len(pairs), run_dir)
         batch_loss = self._batch_loss(corpus, texts, qrels, negatives, ctx)
-        from statbench.models.dense.training import fit_epochs, planned_steps
-
         _, total = planned_steps(len(pairs), p)
         fit_params = {**p, "warmup_steps": math.ceil(float(p["warmup_ratio"]) * total)}
         t0 = time.perf_counter()
@@ -314,7 +324,6 @@ class DSR(Retriever):
     def _batch_loss(self, corpus, texts: dict, qrels: Qrels, negatives, ctx: RunContext):
         """The DSR loss of one batch of training pairs (hard negatives join the article side)."""
         import torch
-        from statbench.models.gdsr.dsr_encoder import contrastive_loss, group_passages, pad, split_passages
 
         p = self.params
         model, device = self._model, self._device()
@@ -379,8 +388,6 @@ class GDSR(DSR):
 
     def train(self, queries: Sequence[Query], qrels: Qrels, corpus: Sequence[Document], ctx: RunContext) -> None:
         import torch
-        from statbench.models.dense.training import Checkpoints, seed_everything, training_pairs
-        from statbench.models.gdsr.lge import build_gnn, fit_lge
 
         super().train(queries, qrels, corpus, ctx)
         p = self.params
@@ -411,8 +418,6 @@ class GDSR(DSR):
         on each section's heading (cached like the articles')."""
         import numpy as np
         import torch
-        from statbench.models.gdsr.dsr_encoder import pool_all
-        from statbench.models.gdsr.legal_graph import cached_graph, structure_digest
 
         self._graph = cached_graph(corpus, ctx)
         ctx.log.info("gdsr: graph of %d nodes (%d articles, %d sections)", self._graph.n_nodes,
@@ -429,9 +434,6 @@ class GDSR(DSR):
         self._features_key = {"dsr": self._dsr_identity(), "structure": structure_digest(corpus)}
 
     def index(self, corpus: Sequence[Document], ctx: RunContext) -> None:
-        from statbench.models.dense.encoding_cache import EncodingCache
-        from statbench.models.gdsr.lge import propagate
-
         if self._gnn is None or self._lge_tag is None:
             raise StatbenchError("gdsr is trained per split: index() ran before train()")
         if self._graph.article_ids != [d.id for d in corpus]:

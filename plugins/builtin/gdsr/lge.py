@@ -15,6 +15,9 @@ import random
 import time
 from pathlib import Path
 
+from statbench.models.dense.training import Checkpoints, restore_rng, rng_state
+from statbench.models.gdsr.dsr_encoder import contrastive_loss
+
 GNN_TYPES = ("gatv2", "gat", "gcn", "graphsage")
 
 
@@ -62,8 +65,6 @@ def fit_lge(*, gnn, features, edge_index, article_node: dict[str, int], pairs, q
 def _fit(gnn, features, edge_index, article_node, pairs, query_vectors, qrels, hard_negatives, params, checkpoints,
          ctx) -> dict:
     import torch
-    from statbench.models.dense.training import Checkpoints, restore_rng, rng_state
-    from statbench.models.gdsr.dsr_encoder import contrastive_loss
     from torch_geometric.utils import k_hop_subgraph
 
     def save_model(folder: Path) -> None:

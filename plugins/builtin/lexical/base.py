@@ -25,6 +25,7 @@ from statbench.api import (
     text_sha256,
 )
 from statbench.models.lexical.analysis import tokenize_corpus
+from statbench.models.lexical.lucene import LuceneIndex
 from statbench.models.lexical.tokenized import TokenizedCorpus
 
 ANALYZERS = ("default", "statbench")
@@ -143,8 +144,6 @@ class LexicalRetriever(Retriever):
         return self.params.get("backend") == "lucene"
 
     def lucene_index(self, corpus: Sequence[Document], ctx: RunContext) -> None:
-        from statbench.models.lexical.lucene import LuceneIndex
-
         self._lucene = LuceneIndex(ctx.cache_dir, primary_language(ctx.language))  # en-GB: Lucene's en
         self._lucene_pretokenized = self.params.get("analyzer") == "statbench"
         if self._lucene_pretokenized:

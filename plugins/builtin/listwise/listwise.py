@@ -19,7 +19,18 @@ from __future__ import annotations
 import time
 from typing import ClassVar, Mapping, Sequence
 
-from statbench.api import Document, Param, ParamError, Query, Ranking, Reranker, RunContext, fingerprint, hookimpl
+from statbench.api import (
+    Document,
+    Param,
+    ParamError,
+    Query,
+    Ranking,
+    Reranker,
+    RunContext,
+    StatbenchError,
+    fingerprint,
+    hookimpl,
+)
 from statbench.models.api_rerankers.cache import ResponseCache
 from statbench.models.api_rerankers.spend import (
     CONFIRM_ABOVE,
@@ -29,8 +40,9 @@ from statbench.models.api_rerankers.spend import (
     api_key,
     confirm,
 )
+from statbench.models.listwise.backends import LocalCausalLM, OpenAIChat
 from statbench.models.listwise.prompt import fitted
-from statbench.models.listwise.window import apply_permutation, parse_permutation, windows
+from statbench.models.listwise.window import apply_permutation, clean_response, parse_permutation, windows
 from statbench.models.shared import hub
 from statbench.models.shared.specs import DEVICE, with_defaults
 
@@ -98,8 +110,6 @@ class ListwiseLLM(Reranker):
 
     def backend(self):
         if self._backend is None:
-            from statbench.models.listwise.backends import LocalCausalLM, OpenAIChat
-
             p = self.params
             if self.remote:
                 self._backend = OpenAIChat(self.name, p["base_url"], p["model"], api_key(self.name, p["api_key_env"]),
@@ -162,8 +172,6 @@ class ListwiseLLM(Reranker):
             self.stats["llm_cached_answers" if from_cache else "llm_generated_answers"] = \
                 self.stats.get("llm_cached_answers" if from_cache else "llm_generated_answers", 0) + 1
             if not isinstance(payload.get("text"), str):
-                from statbench.api import StatbenchError
-
                 raise StatbenchError(f"{self.name}: a cached answer in {cache.root} holds no text")
             return payload["text"]
 
@@ -184,8 +192,6 @@ class ListwiseLLM(Reranker):
         """``counter(window size) -> (count_tokens, answer tokens)`` of the backend. For a
         remote model the estimate needs no client (so cached runs need no key)."""
         if self.remote:
-            from statbench.models.listwise.backends import OpenAIChat
-
             return lambda size: (OpenAIChat.count_tokens, OpenAIChat.output_tokens(size))
         backend = self.backend()
         return lambda size: (backend.count_tokens, backend.output_tokens(size))
@@ -217,8 +223,6 @@ class ListwiseLLM(Reranker):
 
 def _clean(text: str, size: int) -> bool:
     """True when the answer names every window position exactly once and nothing else."""
-    from statbench.models.listwise.window import clean_response
-
     try:
         ids = [int(x) for x in clean_response(text).split()]
     except ValueError:

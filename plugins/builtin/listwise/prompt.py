@@ -12,6 +12,8 @@ import re
 import unicodedata
 from typing import Callable
 
+from statbench.api import StatbenchError
+
 SYSTEM = "You are RankLLM, an intelligent assistant that can rank passages based on their relevancy to the query"
 PREFIX = ("I will provide you with {num} passages, each indicated by a numerical identifier []. "
           "Rank the passages based on their relevance to the search query: {query}.\n")
@@ -71,8 +73,6 @@ def fitted(query: str, passages: list[tuple[str, str]], count_tokens: Callable[[
         if tokens <= context_size - output_tokens:
             return built, tokens
         if max_length <= 1:  # rank-llm would loop for ever here
-            from statbench.api import StatbenchError
-
             raise StatbenchError(f"a window of {size} passages does not fit context_size={context_size} tokens even "
                                  f"at one word per passage ({tokens} prompt + {output_tokens} answer tokens); "
                                  f"use a smaller window or a larger context_size")

@@ -25,7 +25,15 @@ from statbench.api import (
     fingerprint,
     hookimpl,
 )
-from statbench.models.dense.training import TRAIN_PARAMS
+from statbench.models.dense.training import (
+    TRAIN_PARAMS,
+    Checkpoints,
+    fit_epochs,
+    planned_steps,
+    seed_everything,
+    training_key,
+    training_pairs,
+)
 from statbench.models.shared import hub
 from statbench.models.shared.specs import DEVICE, with_defaults
 
@@ -75,14 +83,6 @@ class LSIClassifier(Retriever):
     def train(self, queries: Sequence[Query], qrels: Qrels, corpus: Sequence[Document], ctx: RunContext) -> None:
         import torch
         import torch.nn.functional as F
-        from statbench.models.dense.training import (
-            Checkpoints,
-            fit_epochs,
-            planned_steps,
-            seed_everything,
-            training_key,
-            training_pairs,
-        )
 
         p = self.params
         seed_everything(int(p["seed"]))

@@ -7,13 +7,13 @@ from __future__ import annotations
 import contextlib
 import sys
 
+from statbench.models.shared import hub
+
 
 @contextlib.contextmanager
 def offline_if_unreachable():
     """Run the body in offline mode when the hub will not answer (:func:`statbench.models.shared.hub.offline_reason`);
     yields the reason (``None``: the hub answers and is used as usual)."""
-    from statbench.models.shared import hub
-
     reason = hub.offline_reason()
     if reason is None:
         yield None
@@ -32,9 +32,7 @@ def offline_if_unreachable():
 
 def dataset_fetch_hint(path: str, revision: str | None) -> str:
     """Where an MTEB dataset comes from and where a copy must be for an offline load."""
-    from statbench.models.shared.hub import hub_cache_dir
-
     rev = f" --revision {revision}" if revision else ""
     return (f"on a machine with internet run `huggingface-cli download {path} --repo-type dataset{rev}` (or load "
-            f"the task once with mteb) and copy the hub cache it fills to {hub_cache_dir()} here (HF_HOME / "
+            f"the task once with mteb) and copy the hub cache it fills to {hub.hub_cache_dir()} here (HF_HOME / "
             "HF_HUB_CACHE set where it is)")

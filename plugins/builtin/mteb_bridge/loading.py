@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from statbench.api import StatbenchError
+from statbench.api import StatbenchError, local_copy_dir, resolve
+from statbench.models.mteb_bridge.hubaccess import offline_if_unreachable
+from statbench.models.shared import hub
 
 
 def registered_meta(name: str):
@@ -53,24 +55,18 @@ def pinned_revision(name: str, revision: str) -> str:
 
 def missing_hint(name: str, revision: str) -> str:
     """What to fetch and where a copy is looked for."""
-    from statbench.models.shared.hub import hub_cache_dir
-    from statbench.api import local_copy_dir
-
     rev = f" --revision {revision}" if revision else ""
     return (f"download it on a machine with internet (`huggingface-cli download {name}{rev} --local-dir DIR`) and put "
             f"the files in {local_copy_dir(name)} (keeps MTEB's registered prompts and settings for {name}), or copy "
-            f"the hub cache to {hub_cache_dir()}; --param name=DIR loads a folder as a plain sentence-transformers "
+            f"the hub cache to {hub.hub_cache_dir()}; --param name=DIR loads a folder as a plain sentence-transformers "
             "model, without MTEB's registered settings")
 
 
 def check_available(name: str, revision: str) -> None:
     """Refuse now, before any work, a model only an unreachable hub could give."""
-    from statbench.models.shared.hub import _in_hub_cache, offline_reason
-    from statbench.api import resolve
-
-    if Path(resolve(name)).exists() or _in_hub_cache(name):
+    if Path(resolve(name)).exists() or hub._in_hub_cache(name):
         return
-    reason = offline_reason()
+    reason = hub.offline_reason()
     if reason is not None:
         raise StatbenchError(f"mteb model {name!r} is not available offline ({reason}) and no local copy was found: "
                              f"{missing_hint(name, revision)}")
@@ -79,11 +75,6 @@ def check_available(name: str, revision: str) -> None:
 def load_model(name: str, revision: str, device: str):
     """The MTEB model object (an ``EncoderProtocol``) of ``name``."""
     import mteb
-
-    from statbench.models.mteb_bridge.hubaccess import offline_if_unreachable
-    from statbench.models.shared import hub
-    from statbench.models.shared.hub import _short
-    from statbench.api import resolve
 
     folder = Path(name).expanduser()
     local = resolve(name)
@@ -115,5 +106,5 @@ def load_model(name: str, revision: str, device: str):
     except StatbenchError:
         raise
     except Exception as exc:  # noqa: BLE001 - a model's loader may raise anything; said in one line
-        raise StatbenchError(f"mteb could not load model {name!r}: {_short(exc)}; {missing_hint(name, revision)}") \
+        raise StatbenchError(f"mteb could not load model {name!r}: {hub._short(exc)}; {missing_hint(name, revision)}") \
             from None

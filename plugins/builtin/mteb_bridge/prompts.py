@@ -7,12 +7,12 @@ exactly MTEB's); any other statbench task passes a retrieval task named ``statbe
 
 from __future__ import annotations
 
+from statbench.models.mteb_bridge.names import mteb_language
+
 
 def task_metadata(task_name: str, language: str):
     """MTEB's metadata for the statbench task ``task_name``."""
     from mteb.abstasks.task_metadata import TaskMetadata
-
-    from statbench.models.mteb_bridge.names import mteb_language
 
     own = mteb_metadata(task_name)
     if own is not None:

@@ -16,7 +16,11 @@ from __future__ import annotations
 import time
 from typing import ClassVar, Sequence
 
-from statbench.api import Document, Param, Query, Ranking, Retriever, RunContext, StatbenchError, hookimpl
+from statbench.api import Document, Param, Query, Ranking, Retriever, RunContext, StatbenchError, fingerprint, hookimpl
+from statbench.models.dense.encoding_cache import EncodingCache, corpus_checksum
+from statbench.models.mteb_bridge.loading import check_available, load_model, mteb_version, pinned_revision
+from statbench.models.mteb_bridge.prompts import metadata_identity, task_metadata
+from statbench.models.shared import hub
 from statbench.models.shared.specs import BATCH_SIZE, DEVICE
 
 #: queries scored against the corpus at once (bounds the score matrix held in memory)
@@ -37,8 +41,6 @@ class MtebRetriever(Retriever):
     version = "1"
 
     def __init__(self, **params):
-        from statbench.models.mteb_bridge.loading import check_available, pinned_revision
-
         super().__init__(**params)
         if not self.params["name"]:
             raise StatbenchError("mteb: give the model with --param name=MODEL (e.g. intfloat/multilingual-e5-small)")
@@ -52,9 +54,6 @@ class MtebRetriever(Retriever):
     def config(self) -> dict:
         """The parameters, and what else decides the vectors: the revision used, the local
         weights' files (:func:`statbench.storage.weights.fingerprint`) and mteb's version."""
-        from statbench.models.mteb_bridge.loading import mteb_version
-        from statbench.api import fingerprint
-
         config = super().config()
         config["mteb"] = {"revision": self.revision, "weights": fingerprint(self.params["name"]),
                           "version": mteb_version()}
@@ -62,14 +61,10 @@ class MtebRetriever(Retriever):
 
     # -- the model --------------------------------------------------------------------------
     def _device(self) -> str:
-        from statbench.models.shared import hub
-
         return hub.device(self.params["device"])
 
     def model(self):
         if self._model is None:
-            from statbench.models.mteb_bridge.loading import load_model
-
             model = load_model(self.params["name"], self.revision, self._device())
             if not (callable(getattr(model, "encode", None)) and callable(getattr(model, "similarity", None))):
                 raise StatbenchError(f"mteb model {self.params['name']!r} is a {type(model).__name__}, not an encoder "
@@ -106,9 +101,6 @@ class MtebRetriever(Retriever):
         return [d.text for d in corpus]
 
     def index(self, corpus: Sequence[Document], ctx: RunContext) -> None:
-        from statbench.models.dense.encoding_cache import EncodingCache, corpus_checksum
-        from statbench.models.mteb_bridge.prompts import metadata_identity, task_metadata
-
         metadata = task_metadata(ctx.task_name, ctx.language)
         config = self.config()
         cache = EncodingCache(ctx.cache_root, {

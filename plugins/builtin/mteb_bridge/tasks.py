@@ -33,11 +33,15 @@ from statbench.api import (
     check_grade,
     check_qrels_against_corpus,
     hookimpl,
+    json_sha256,
     query_text,
     record_id,
     text_value,
 )
+from statbench.models.mteb_bridge.hubaccess import dataset_fetch_hint, offline_if_unreachable
 from statbench.models.mteb_bridge.names import TASK_MEASURES, language_of, measure_from_mteb
+from statbench.models.shared import hub
+from statbench.registry.checks import PluginError, check_task_class
 
 PREFIX = "mteb"
 #: Bump whenever this loader builds anything differently from the same MTEB data.
@@ -130,8 +134,6 @@ def task_class(task, subset: str) -> type[MtebTask]:
 
 def resolve(arg: str) -> type[MtebTask]:
     """The task class of ``--task mteb:NAME[/SUBSET]`` (registered as the ``mteb`` resolver)."""
-    from statbench.registry.checks import PluginError, check_task_class
-
     name, _, subset = arg.strip().partition("/")
     if not name:
         raise StatbenchError(f"--task mteb:NAME needs an MTEB task name (legal retrieval: {', '.join(LEGAL_TASKS)})")
@@ -154,9 +156,6 @@ def register_task_resolvers(register):
 
 def load_split_data(task, log: logging.Logger):
     """``task.dataset`` after MTEB's ``load_data``; offline, a miss says what to fetch."""
-    from statbench.models.mteb_bridge.hubaccess import dataset_fetch_hint, offline_if_unreachable
-    from statbench.models.shared import hub
-
     meta = task.metadata
     if not task.data_loaded:
         with offline_if_unreachable() as offline:
@@ -230,8 +229,6 @@ def _grade(value, where: Path) -> int:
 
 def load_mteb(task, subset: str, log: logging.Logger) -> TaskData:
     """One subset of an MTEB retrieval task as :class:`TaskData`: a split per evaluation split."""
-    from statbench.api import json_sha256
-
     meta = task.metadata
     dataset = load_split_data(task, log)
     if subset not in dataset:
