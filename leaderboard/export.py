@@ -24,6 +24,7 @@ FORMAT_CHOICES = ("latex", "markdown", "csv")
 class Export:
     table: object  #: a statbench.commands.table_formats.PaperTable
     notes: list[str] = field(default_factory=list)  #: said on stderr (rows left out, untested rows)
+    tested: str | None = None  #: the board's tested measure (kept first when columns are cut to fit)
 
 
 def _selector_matches(rows, labels: dict[str, str], selector: str) -> list:
@@ -102,14 +103,25 @@ def _measures(rows, info: dict, wanted) -> list[str]:
 
 
 def build_export(results_dir, board: str, measures=(), selectors=(), baseline: str | None = None,
-                 include_budget: bool = False, published: bool = True, verify=None) -> Export:
+                 include_budget: bool = False, published: bool = False, verify=None,
+                 label: str | None = None, caption: str | None = None) -> Export:
     """The table of ``board`` under ``results_dir``: the rows (``selectors``) and
     ``measures`` asked for (all by default), significance against ``baseline`` (the
     board's default, ``bm25``, when None; a baseline named but absent is refused).
     ``verify``: a :class:`~statbench.leaderboard.verify.Verifier`, as ``build --verify``
     uses it (refused rows are not on the board; unverifiable ones only when it allows them,
-    labelled "unverified")."""
-    from statbench.commands.table_formats import Cell, PaperTable, Section, TableRow
+    labelled "unverified"). ``published``: add the published figures (in LaTeX a table of
+    their own). ``label``/``caption``: the LaTeX label (default ``tab:statbench-BOARD``) and
+    the caption (default ``Results on BOARD``)."""
+    from statbench.commands.table_formats import (
+        Cell,
+        PaperTable,
+        Section,
+        TableRow,
+        check_label,
+        label_for,
+        split_means_note,
+    )
     from statbench.errors import StatbenchError
     from statbench.leaderboard.collect import collect
     from statbench.leaderboard.levels import LEVELS, SELF_REPORTED
@@ -125,6 +137,10 @@ def build_export(results_dir, board: str, measures=(), selectors=(), baseline: s
     from statbench.leaderboard.verdicts import VerdictReader
     from statbench.scoring.significance import ALPHA, primary_measure
 
+    if label is not None:
+        check_label(label)
+    if caption is not None and not caption.strip():
+        raise StatbenchError("--caption is empty: give the caption's text, or leave the option out")
     collected = collect(Path(results_dir), verify=verify)
     if board not in collected.boards:
         names = ", ".join(sorted(collected.boards)) or "none"
@@ -191,7 +207,6 @@ def build_export(results_dir, board: str, measures=(), selectors=(), baseline: s
         return tuple(out)
 
     sections = [Section(None, tuple(run_row(r) for r in chosen))]
-    apart_notes: list[str] = []
     if published:
         problems: list[str] = []
         refs = _reference_views(info["published"], info["measures"], problems)
@@ -202,16 +217,15 @@ def build_export(results_dir, board: str, measures=(), selectors=(), baseline: s
         for i, (title, figures) in enumerate(apart, 1):
             number = f" ({i})" if len(apart) > 1 else ""
             sections.append(Section(f"Published on other data{number}: not comparable",
-                                    reference_rows(_reference_views(figures, info["measures"], problems)), ranked=False))
-            apart_notes.append(f"Published on other data{number}: {title}; shown apart, never ranked or tested.")
+                                    reference_rows(_reference_views(figures, info["measures"], problems)), ranked=False,
+                                    notes=(f"Published on other data{number}: {title}; shown apart, never ranked "
+                                           "or tested.",)))
         notes += problems
     result = rows[0].results
     footnotes = [f"Board {board} (task {rows[0].task}): {_data_words(info['data'], info['unit'])}; task version "
                  f"{result.task.version or '1'}, data checksum {result.task.data_checksum[:12]}"
                  + (f"; protocol: {info['protocol']}" if info["protocol"] else "") + "."]
-    if multi:
-        splits = [s.name for s in result.splits]
-        footnotes.append(f"Mean ± standard deviation (sample) over the {len(splits)} splits ({', '.join(splits)}).")
+    footnotes.append(split_means_note(result.splits))
     footnotes.append("Bold: best, underlined: second best figure of each column among the runs "
                      "(compared as printed; tied figures are all marked"
                      + ("; published figures are not ranked" if len(sections) > 1 else "") + ").")
@@ -226,7 +240,6 @@ def build_export(results_dir, board: str, measures=(), selectors=(), baseline: s
         footnotes.append(f"No significance tests: no results of baseline {DEFAULT_BASELINE!r} on this board.")
         notes.append(f"no results of baseline {DEFAULT_BASELINE!r} on board {board!r}: no significance markers "
                      "(--baseline NAME picks another)")
-    footnotes += apart_notes
     verified = [r.verification for r in chosen if r.verification is not None and r.verification.status == "verified"]
     if verify is None:
         footnotes.append("All figures self-reported: exported without --verify, nothing was re-computed.")
@@ -244,9 +257,10 @@ def build_export(results_dir, board: str, measures=(), selectors=(), baseline: s
     if any(r.budget for r in chosen):
         footnotes.append("Rows marked 'reduced budget' ran reduced settings, not the protocol's: "
                          "they are not the models' figures.")
-    table = PaperTable(caption=f"Results on {board}", measures=tuple(chosen_measures), sections=tuple(sections),
-                       footnotes=tuple(footnotes), tested=base is not None)
-    return Export(table, notes)
+    table = PaperTable(caption=caption if caption is not None else f"Results on {board}",
+                       measures=tuple(chosen_measures), sections=tuple(sections), footnotes=tuple(footnotes),
+                       tested=base is not None, label=label if label is not None else label_for("tab:statbench", board))
+    return Export(table, notes, tested)
 
 
 @click.command("export")
@@ -259,8 +273,12 @@ def build_export(results_dir, board: str, measures=(), selectors=(), baseline: s
               help="A row, by its label on the board, model name or key; repeat it [default: every row].")
 @click.option("--baseline", help="Model the significance markers test against [default: bm25, as the board].")
 @click.option("--include-budget", is_flag=True, help="Export reduced-budget rows too (labelled).")
-@click.option("--published/--no-published", default=True, show_default=True,
-              help="Add the published figures below the runs, in their own sections.")
+@click.option("--published/--no-published", default=False, show_default=True,
+              help="Add the figures the papers published (LaTeX: a second table, LABEL-published; Markdown, CSV: "
+                   "sections after the runs).")
+@click.option("--label", help="LaTeX \\label of the table: letters, digits, - : . [default: tab:statbench-BOARD].")
+@click.option("--caption", help="The table's caption [default: Results on BOARD]; Markdown shows it above, "
+                                "CSV says it on stderr.")
 @click.option("--output", type=click.Path(path_type=Path), help="Write here [default: stdout; --format mteb: a folder].")
 @click.option("--verify", is_flag=True,
               help="Re-score each row's run file first (as leaderboard build --verify): refused rows are left out, "
@@ -269,14 +287,22 @@ def build_export(results_dir, board: str, measures=(), selectors=(), baseline: s
               help="With --verify: keep rows that cannot be verified here, marked 'unverified'.")
 @click.option("--data-dir", "data_dirs", multiple=True, metavar="TASK=DIR",
               help="With --verify: the local data of a task (repeat per task) [default: the task's data folder].")
-def export(results_dir, board, fmt, measures, rows, baseline, include_budget, published, output, verify,
-           allow_unverified, data_dirs):
-    """One board as a table for a paper: LaTeX (booktabs), GitHub Markdown or CSV."""
-    from statbench.commands.table_formats import one_line, render, write_table
+def export(results_dir, board, fmt, measures, rows, baseline, include_budget, published, label, caption, output,
+           verify, allow_unverified, data_dirs):
+    """One board as a table for a paper: LaTeX (booktabs), GitHub Markdown or CSV.
+
+    The LaTeX table fits a one-column article (345 pt): without --measure it has the
+    board's tested measure and then as many of the others as fit (the rest named on
+    stderr; Markdown and CSV have every measure)."""
+    from statbench.commands.table_formats import COLUMN_PT, fit_to_column, latex_width, one_line, render, write_table
     from statbench.leaderboard.verify import verifier_from_options
 
     if (allow_unverified or data_dirs) and not verify:
         raise click.UsageError("--allow-unverified and --data-dir go with --verify")
+    if label is not None and fmt != "latex":
+        raise click.UsageError("--label is LaTeX's \\label: it goes with --format latex")
+    if caption is not None and fmt == "mteb":
+        raise click.UsageError("--caption is a table's: MTEB's results files have none")
     verifier = verifier_from_options(data_dirs, allow_unverified) if verify else None
     if fmt == "mteb":  # MTEB's results layout, not a table
         from statbench.leaderboard.export_mteb import run_mteb_export
@@ -285,10 +311,24 @@ def export(results_dir, board, fmt, measures, rows, baseline, include_budget, pu
                                select=_select, labels_of=_board_labels)  # the rows as this command picks them
     if output is not None and output.is_dir():
         raise click.BadParameter(f"{output} is a directory (a table is one file)", param_hint="--output")
-    result = build_export(results_dir, board, measures, rows, baseline, include_budget, published, verify=verifier)
+    result = build_export(results_dir, board, measures, rows, baseline, include_budget, published, verify=verifier,
+                          label=label, caption=caption)
+    table = result.table
+    if fmt == "latex":
+        if not measures:
+            table, left_out = fit_to_column(table, result.tested)
+            if left_out:
+                result.notes.append(f"{len(left_out)} measure(s) left out so that the table fits a one-column article "
+                                    f"({COLUMN_PT:g} pt): {', '.join(left_out)}; --measure picks the columns "
+                                    "(Markdown and CSV have every measure)")
+        width = latex_width(table)
+        if width > COLUMN_PT:
+            result.notes.append(f"the table is about {width:.0f} pt wide, wider than a one-column article's text "
+                                f"({COLUMN_PT:g} pt): fewer --measure, or set it in a table* of a two-column layout")
     for note in result.notes:
         click.echo(f"note: {one_line(note)}", err=True)
-    if fmt == "csv":  # a CSV has no footnotes: they go to stderr
-        for line in result.table.footnotes:
+    if fmt == "csv":  # a CSV has no caption or footnotes: they go to stderr
+        click.echo(f"note: caption: {one_line(table.caption)}", err=True)
+        for line in table.notes():
             click.echo(f"note: {one_line(line)}", err=True)
-    write_table(render(result.table, fmt), output)
+    write_table(render(table, fmt), output)

@@ -166,7 +166,20 @@ def _prepare(output_dir: Path, repo: Path) -> _Prepared:
         raise DataFormatError(run_source, f"hashes to {actual[:12]}…, not to the {results.run_file.sha256[:12]}… "
                                           "results.json records: not the run these results were scored from")
     target = repo / location_of(results).path()
+    problem = _model_claims_problem(results)
+    if problem:
+        raise SubmissionError(f"{results_path}: {problem}")
     return _Prepared(output_dir, results_path, run_source, results, target, budget(results))
+
+
+def _model_claims_problem(results) -> str | None:
+    """What ``leaderboard check`` refuses of the record's models beyond its command's words
+    (:func:`statbench.leaderboard.claims.model_problem`: their family, training, and what a
+    reproduction needs): refused here too, before a pull request is made of it."""
+    from statbench.leaderboard.claims import command_request, model_problem
+
+    request = command_request(results)
+    return None if request is None else model_problem(request, results)
 
 
 def _check_budgets(prepared: list[_Prepared], budget_ok: bool, ask: bool) -> None:

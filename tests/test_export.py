@@ -272,7 +272,8 @@ def test_published_rows_are_a_section_of_their_own(tmp_path, corpus_size, headin
 
     _stard_result(tmp_path / "r", corpus_size)
     _stard_result(tmp_path / "r", corpus_size, "ql", shift=0.01)
-    code, out, err = _export(tmp_path / "r", "--board", "stard", "--format", "markdown", "--measure", "R@100")
+    code, out, err = _export(tmp_path / "r", "--board", "stard", "--format", "markdown", "--measure", "R@100",
+                             "--published")
     assert code == 0, err
     body = _md_rows(out)[2:]
     assert [row[0] for row in body[:2]] == ["ql", "bm25 (baseline)"]
@@ -282,7 +283,7 @@ def test_published_rows_are_a_section_of_their_own(tmp_path, corpus_size, headin
     assert not any("**" in row[1] or "<u>" in row[1] for row in published)
     assert ["Dense\\-STARD (fine-tuned, 5-fold) (stard-2024 Table 3)", "0.9065"] in published \
         or ["Dense-STARD (fine-tuned, 5-fold) (stard-2024 Table 3)", "0.9065"] in published
-    code, out, _ = _export(tmp_path / "r", "--board", "stard", "--format", "csv", "--measure", "R@100")
+    code, out, _ = _export(tmp_path / "r", "--board", "stard", "--format", "csv", "--measure", "R@100", "--published")
     read = list(csv.DictReader(io.StringIO(out)))
     assert {line["section"] for line in read[2:]} == {heading} and read[0]["section"] == ""
 

@@ -104,7 +104,6 @@ def world(tmp_path_factory):
         zero = run_bm25(root, data, ["--param", "b=0"])
         half = run_bm25(root, data, ["--param", "b=0.5"])
         relabelled = relabel(zero, root / "relabelled" / "bm25,b=1", "b=0", "b=1", 1.0)
-        declare_gpu(half)
         repo = root / "repo"
         init = invoke("leaderboard", "init-repo", repo)
         assert init.exit_code == 0 and "initialised git" in init.output, init.output
@@ -112,6 +111,7 @@ def world(tmp_path_factory):
         for output in (honest, relabelled, half):
             result = invoke("submit", output, "--to", repo, *CARD_FLAGS)
             assert result.exit_code == 0, result.output
+        declare_gpu(repo / GPU)  # in the repository: submit refuses the claim (bm25 declares no GPU)
         subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
         subprocess.run(["git", "-C", str(repo), "-c", "user.name=CI", "-c", "user.email=ci@example.invalid",
                         "-c", "commit.gpgsign=false", "commit", "-q", "-m", "three submissions"], check=True)
@@ -133,10 +133,14 @@ def line_of(output: str, folder: str) -> str:
     return lines[0]
 
 
-def test_check_verifies_all_three(world):
-    """The relabelled row's figures are those of its run file: re-scoring cannot tell."""
-    assert world.check.exit_code == 0, world.check.output
-    assert ": 3 verified, 0 problem(s)" in world.check.output
+def test_check_verifies_the_relabelled_one_and_refuses_a_false_gpu_claim(world):
+    """The relabelled row's figures are those of its run file: re-scoring cannot tell. The
+    bm25 whose results.json was edited to say it needs a GPU makes a claim the installed bm25
+    does not (it would never be re-run): refused (tests/test_verify_reproducibility_claims.py)."""
+    assert world.check.exit_code == 2, world.check.output
+    assert ": 2 verified, 1 problem(s)" in world.check.output
+    assert (f"{GPU}/results.json: the recorded command" in world.check.output
+            and "needs_gpu=true recorded, but bm25 declares needs_gpu=false" in world.check.output)
 
 
 def test_honest_submission_is_reproduced(world):

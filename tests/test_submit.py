@@ -27,6 +27,8 @@ from statbench.leaderboard.submission import (
 CARD_FLAGS = ["--local", "--training-data", "none", "--no-test-queries-seen", "--hardware", "2 CPU cores",
               "--licence", "MIT", "--author", "Ada Lab", "--author", "Bo Lab"]
 DEFAULT, TUNED = "bm25", "bm25,k1=0.9"
+#: gdsr learns from the task's training queries (as_gdsr records it so): its card cannot say "none"
+GDSR_CARD_FLAGS = ["the task's training split" if flag == "none" else flag for flag in CARD_FLAGS]
 
 
 @pytest.fixture(scope="module")
@@ -140,8 +142,14 @@ def as_gdsr(obj, budget: str | None) -> None:
     from statbench.registry.plugins import get_registry
 
     cls = get_registry().retrievers["gdsr"].cls  # what gdsr makes of its preset (cpu-small sets others too)
-    obj["model"].update(name="gdsr", family="dense", version=cls.version,
-                        params=dict(cls(preset="cpu-small" if budget else "paper").params))
+    model = cls(preset="cpu-small" if budget else "paper")
+    # what gdsr is (family, training, what a reproduction needs): the claims submit checks too
+    declared = model.reproducibility()
+    obj["model"].update(name="gdsr", family=model.family, version=cls.version, params=dict(model.params),
+                        trained=bool(getattr(model, "trainable", False)), needs_gpu=declared["needs_gpu"])
+    obj["model"].pop("tolerance", None)
+    if declared["tolerance"] is not None:
+        obj["model"]["tolerance"] = declared["tolerance"]
     obj["model"].pop("budget", None)
     if budget:
         obj["model"]["budget"] = budget
@@ -166,7 +174,7 @@ def test_an_unsaid_reduced_budget_is_one_line_exit_2_and_writes_nothing(outputs,
 
 def test_a_reduced_budget_is_submitted_when_said_and_carried_by_the_card(outputs, repo):
     edit_results(outputs / TUNED, lambda o: as_gdsr(o, "preset=cpu-small"))
-    result = submit(outputs / TUNED, "--to", repo, *CARD_FLAGS, "--budget-ok")
+    result = submit(outputs / TUNED, "--to", repo, *GDSR_CARD_FLAGS, "--budget-ok")
     assert result.exit_code == 0, result.output
     folder = repo / GDSR_SMALL
     assert read_submission(folder).model_card["budget"] == "preset=cpu-small"
@@ -182,7 +190,7 @@ def test_the_budget_can_be_said_in_the_card_file(outputs, repo, tmp_path):
     edit_results(outputs / TUNED, lambda o: as_gdsr(o, "preset=cpu-small"))
     card = tmp_path / "card.json"
     card.write_text(json.dumps({"budget": "preset=cpu-small", "licence": "Apache-2.0"}))
-    result = submit(outputs / TUNED, "--to", repo, *CARD_FLAGS[:6], "--author", "X", "--card", card)
+    result = submit(outputs / TUNED, "--to", repo, *GDSR_CARD_FLAGS[:6], "--author", "X", "--card", card)
     assert result.exit_code == 0, result.output
     written = read_submission(repo / GDSR_SMALL).model_card
     assert written["budget"] == "preset=cpu-small" and written["licence"] == "Apache-2.0"

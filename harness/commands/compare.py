@@ -149,7 +149,10 @@ def comparability_problem(a, b, labels: list[str], names: tuple[str, str], insta
                    "the test named in a footnote).")
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the --format table here [default: stdout].")
-def compare(run_a, run_b, task, measures, splits, data_dir, alpha, as_json, fmt, output):
+@click.option("--label", help="With --format latex: the table's \\label (letters, digits, - : .) "
+                              "[default: tab:statbench-compare-TASK-B].")
+@click.option("--caption", help="With --format: the table's caption [default: B against A on TASK].")
+def compare(run_a, run_b, task, measures, splits, data_dir, alpha, as_json, fmt, output, label, caption):
     """Paired test of RUN_B against RUN_A (the baseline) on per-query scores.
 
     Wilcoxon signed-rank (zero differences dropped), Cohen's d of the differences,
@@ -162,6 +165,7 @@ def compare(run_a, run_b, task, measures, splits, data_dir, alpha, as_json, fmt,
     (B's marker from this test, named in a footnote)."""
     from dataclasses import replace
 
+    from statbench.commands.table_formats import check_label
     from statbench.errors import StatbenchError
     from statbench.registry.plugins import get_registry
     from statbench.scoring.significance import (
@@ -177,6 +181,14 @@ def compare(run_a, run_b, task, measures, splits, data_dir, alpha, as_json, fmt,
         raise StatbenchError("--json and --format are two outputs: give one")
     if output is not None and not fmt:
         raise StatbenchError("--output writes the --format table: give --format too")
+    if label is not None and fmt != "latex":
+        raise StatbenchError("--label is LaTeX's \\label: it goes with --format latex")
+    if caption is not None and not fmt:
+        raise StatbenchError("--caption is the --format table's: give --format too")
+    if caption is not None and not caption.strip():
+        raise StatbenchError("--caption is empty: give the caption's text, or leave the option out")
+    if label is not None:
+        check_label(label)
     a, task_a, data_a = _scores_of(run_a, task, data_dir, list(splits) or None)
     b, task_b, data_b = _scores_of(run_b, task or task_a, data_dir, list(splits) or None)
     if task_a != task_b:
@@ -206,7 +218,7 @@ def compare(run_a, run_b, task, measures, splits, data_dir, alpha, as_json, fmt,
     if fmt:
         from statbench.commands.table_formats import render, write_table
 
-        table = paper_table(task_a, (run_a, a), (run_b, b), results, alpha, (data_a, data_b))
+        table = paper_table(task_a, (run_a, a), (run_b, b), results, alpha, (data_a, data_b), label, caption)
         write_table(render(table, fmt), output)
         return
     if as_json:
@@ -217,6 +229,7 @@ def compare(run_a, run_b, task, measures, splits, data_dir, alpha, as_json, fmt,
                                    "comparisons": [r.as_dict() for r in results]}, indent=2))
         return
     lines = []
+    split_means = {name: _split_means(scores) for name, scores in (("A", a), ("B", b))}
     for result in results:
         d = "n/a" if result.cohens_d is None else f"{result.cohens_d:+.3f}"
         verdict = (
@@ -228,8 +241,10 @@ def compare(run_a, run_b, task, measures, splits, data_dir, alpha, as_json, fmt,
             p_text += f" (Holm over the {len(results)} measures: {format_p(result.p_holm)})"
         lines += [
             f"task {task_a}, measure {result.measure}, {result.n} paired queries",
-            f"  A {run_a}: mean {result.mean_baseline:.4f}",
-            f"  B {run_b}: mean {result.mean_system:.4f}",
+            f"  A {run_a}: mean over all {result.n} queries (pooled) {result.mean_baseline:.4f}"
+            + split_means["A"](result.measure),
+            f"  B {run_b}: mean over all {result.n} queries (pooled) {result.mean_system:.4f}"
+            + split_means["B"](result.measure),
             f"  mean difference B - A: {result.mean_diff:+.4f}  95% bootstrap CI [{result.ci_low:+.4f}, {result.ci_high:+.4f}]",
             f"  wins / ties / losses of B: {result.wins} / {result.ties} / {result.losses}",
             f"  Cohen's d of the differences: {d}",
@@ -237,6 +252,21 @@ def compare(run_a, run_b, task, measures, splits, data_dir, alpha, as_json, fmt,
             f"  at alpha = {alpha:g}: {verdict}",
         ]
     click.echo("\n".join(lines))
+
+
+def _split_means(scores):
+    """measure -> ``; mean over the K splits M ± S`` (what boards and exports print: the mean of
+    the split means), or "" when the scores have one split (then the two means are one)."""
+    from statbench.results.record import as_scores
+
+    s = as_scores(scores)
+
+    def text(measure: str) -> str:
+        agg = s.aggregate.get(measure)
+        if len(s.splits) < 2 or agg is None:
+            return ""
+        return f"; mean over the {len(s.splits)} splits {agg.mean:.4f} ± {agg.std:.4f} (as boards show it)"
+    return text
 
 
 def _display_name(path: Path, scores) -> str:
@@ -263,11 +293,12 @@ def _told_apart(names: list[str], a, b) -> list[str] | None:
             for name, s in zip(names, (a, b))]
 
 
-def paper_table(task: str, a, b, results, alpha: float, checksums):
+def paper_table(task: str, a, b, results, alpha: float, checksums, label: str | None = None,
+                caption: str | None = None):
     """The two inputs as a :class:`~statbench.commands.table_formats.PaperTable`: A (the
     baseline) then B, a column per tested measure (mean ± std over splits when scored on
     several), B's marker and Holm-adjusted p from ``results`` (the printed test's)."""
-    from statbench.commands.table_formats import Cell, PaperTable, Section, TableRow
+    from statbench.commands.table_formats import Cell, PaperTable, Section, TableRow, label_for, split_means_note
     from statbench.results.record import as_scores
 
     (path_a, scores_a), (path_b, scores_b) = a, b
@@ -294,17 +325,17 @@ def paper_table(task: str, a, b, results, alpha: float, checksums):
     first = results[0]
     data = next((c for c in checksums if c), None)
     footnotes = [f"Task {task}, {first.n} paired queries" + (f", data checksum {data[:12]}" if data else "") + "."]
-    splits = as_scores(scores_a).splits
-    if len(splits) > 1:
-        footnotes.append(f"Mean ± standard deviation (sample) over the {len(splits)} splits "
-                         f"({', '.join(s.name for s in splits)}).")
+    footnotes.append(split_means_note(as_scores(scores_a).splits)
+                     + " The test pairs the scores of every query (its means are over all queries pooled).")
     footnotes.append("Bold: the better figure of each column (compared as printed; tied figures are both bold).")
     correction = (f"; Holm–Bonferroni correction over the {len(results)} measures" if len(results) > 1
                   else "; one measure, no correction")
     footnotes.append(f"↑/↓: {names[1]} significantly better/worse than {names[0]} (two-sided Wilcoxon "
                      f"signed-rank test on per-query scores, zero differences dropped{correction}; α = {alpha:g}).")
-    return PaperTable(caption=f"{names[1]} against {names[0]} on {task}", measures=tuple(by_measure),
-                      sections=(Section(None, rows),), footnotes=tuple(footnotes), tested=True)
+    return PaperTable(caption=caption if caption is not None else f"{names[1]} against {names[0]} on {task}",
+                      measures=tuple(by_measure), sections=(Section(None, rows),), footnotes=tuple(footnotes),
+                      tested=True, label=label if label is not None else label_for(f"tab:statbench-compare-{task}",
+                                                                                  names[1]))
 
 
 @hookimpl

@@ -1,4 +1,4 @@
-"""Tables for a paper: one typed table rendered as LaTeX (booktabs), GitHub Markdown or CSV.
+r"""Tables for a paper: one typed table rendered as LaTeX (booktabs), GitHub Markdown or CSV.
 
 The builders (``statbench leaderboard export``, ``statbench compare --format``) say what is
 in the table; this module only says how it is written, the same way for each:
@@ -12,7 +12,13 @@ in the table; this module only says how it is written, the same way for each:
 - ``mean ± std`` where a row has a std (folds); the CSV has a ``M std`` column instead;
 - a significance marker after a figure (↑ better / ↓ worse than the baseline), explained by
   the footnotes the builder gives; the CSV has the adjusted p-value as a number instead;
-- sections after the first are set apart by a rule and their heading;
+- sections after the first are set apart by a rule and their heading; in LaTeX the sections
+  that are not ranked (published figures) are a second ``table`` float of their own (label
+  ``LABEL-published``), so each float fits a one-column article;
+- LaTeX is set to fit a one-column article (:data:`COLUMN_PT`, the article class at 10pt):
+  ``\small``, a narrow ``\tabcolsep``, the std in ``\scriptsize``, and row labels wrapped in
+  a ``p`` column when they would not fit on one line; :func:`latex_width` estimates the width
+  (pdflatex's, checked by the tests) so that a builder can choose columns that fit;
 - every label is escaped for the format (LaTeX's special characters, Markdown's punctuation
   and HTML), and control characters and bidirectional controls (U+202E...: they would show
   the figures after them reversed) are shown as escapes: a label is text, never markup;
@@ -29,7 +35,7 @@ import csv
 import io
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 FORMATS = ("latex", "markdown", "csv")
@@ -52,6 +58,49 @@ class Cell:
     p: float | None = None
 
 
+#: the width of a one-column article's text (``article`` at 10pt: \textwidth = 345 pt)
+COLUMN_PT = 345.0
+#: the default ``\label`` of a table whose builder names none
+DEFAULT_LABEL = "tab:statbench"
+#: what a LaTeX label may hold (``\label`` and ``\ref`` take these in every package)
+_LABEL_CHARACTERS = re.compile(r"[A-Za-z0-9:.\-]+")
+
+
+def check_label(label: str) -> str:
+    r"""``label`` if LaTeX can use it as it is (letters, digits, ``- : .``), else refused with
+    one line: a ``\label`` is not escaped (``\ref`` must spell it the same)."""
+    from statbench.errors import StatbenchError
+
+    if not _LABEL_CHARACTERS.fullmatch(label or ""):
+        raise StatbenchError(f"--label {one_line(label)!r}: a LaTeX label is letters, digits, '-', ':' and '.' only "
+                             "(e.g. tab:stard-results)")
+    return label
+
+
+def label_for(prefix: str, name: str) -> str:
+    """A LaTeX label for ``name`` (a board, a task): ``PREFIX-name`` with every run of other
+    characters than letters, digits, ``- : .`` made one ``-``; when that changed the name, a
+    short digest of it follows, so two names never share a label (``stard @ other data``:
+    ``tab:statbench-stard-other-data-1a2b3c``)."""
+    import hashlib
+
+    clean = re.sub(r"[^A-Za-z0-9:.-]+", "-", name).strip("-")
+    if clean != name:
+        clean = (clean + "-" if clean else "") + hashlib.sha256(name.encode("utf-8")).hexdigest()[:6]
+    return f"{prefix}-{clean}"
+
+
+def split_means_note(splits) -> str:
+    """The footnote that says which mean each figure is: the mean of the split means (what
+    the board shows) over several splits, never the mean over all queries pooled (the two
+    differ when the splits differ in size)."""
+    if len(splits) > 1:
+        return (f"Each figure: the mean over the {len(splits)} splits ({', '.join(s.name for s in splits)}) of each "
+                "split's mean, not the mean over all queries pooled; ± the sample standard deviation over the splits.")
+    (split,) = splits
+    return f"Each figure: the mean over the {split.n_queries} queries of split {split.name}."
+
+
 @dataclass(frozen=True)
 class TableRow:
     label: str
@@ -66,6 +115,8 @@ class Section:
     heading: str | None
     rows: tuple[TableRow, ...]
     ranked: bool = True
+    #: footnotes of this section only (in LaTeX under the float that holds it)
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -78,7 +129,18 @@ class PaperTable:
     #: whether the CSV has p-value columns (a baseline was tested against)
     tested: bool = False
     digits: int = DIGITS
-    label: str = field(default="tab:statbench")
+    label: str = field(default=DEFAULT_LABEL)
+
+    def only(self, measures) -> PaperTable:
+        """The same table with only the columns ``measures`` (in that order)."""
+        keep = [self.measures.index(m) for m in measures]
+        sections = tuple(replace(s, rows=tuple(TableRow(r.label, tuple(r.cells[i] for i in keep)) for r in s.rows))
+                         for s in self.sections)
+        return replace(self, measures=tuple(measures), sections=sections)
+
+    def notes(self) -> tuple[str, ...]:
+        """Every footnote: the table's, then its sections'."""
+        return self.footnotes + tuple(n for s in self.sections for n in s.notes)
 
 
 def printed(value: float, digits: int = DIGITS) -> str:
@@ -148,9 +210,10 @@ class _CellStyle:
     second: str
     plus_minus: str
     marker: int  #: index into each :data:`MARKERS` pair
+    std_end: str = ""  #: closes what ``plus_minus`` opened
 
 
-_LATEX_CELL = _CellStyle(r"\textbf{%s}", r"\underline{%s}", r" $\pm$ ", 1)
+_LATEX_CELL = _CellStyle(r"\textbf{%s}", r"\underline{%s}", r"\,{\scriptsize$\pm$", 1, "}")
 _MARKDOWN_CELL = _CellStyle("**%s**", "<u>%s</u>", " ± ", 0)
 
 
@@ -162,37 +225,179 @@ def _styled_cell(cell: Cell, rank: int | None, digits: int, style: _CellStyle) -
     if rank in (1, 2):
         text = (style.best if rank == 1 else style.second) % text
     if cell.std is not None:
-        text += style.plus_minus + printed(cell.std, digits)
+        text += style.plus_minus + printed(cell.std, digits) + style.std_end
     if cell.marker:
         text += MARKERS[cell.marker][style.marker]
     return text
 
 
-def to_latex(table: PaperTable) -> str:
-    """A ``table`` float with a booktabs ``tabular`` (needs ``\\usepackage{booktabs}``), the
-    footnotes under it, then the caption."""
+#: widths (pt) of the ASCII characters 32-126 in ``\small`` (cmr9, cmbx9, cmti9), as pdflatex
+#: measured them; a character outside ASCII is counted as :data:`_WIDE` (wider than any
+#: accented letter: the estimate errs on the wide side)
+_WIDTHS = {
+    "r": (3.08, 2.57, 4.62, 7.71, 4.62, 7.71, 7.19, 2.57, 3.60, 3.60, 4.62, 7.19, 2.57, 3.08, 2.57, 4.62, 4.62, 4.62,
+          4.62, 4.62, 4.62, 4.62, 4.62, 4.62, 4.62, 4.62, 2.57, 2.57, 7.19, 7.19, 7.19, 4.37, 7.19, 6.94, 6.55, 6.68,
+          7.07, 6.29, 6.04, 7.26, 6.94, 3.34, 4.75, 7.19, 5.78, 8.48, 6.94, 7.19, 6.29, 7.19, 6.81, 5.14, 6.68, 6.94,
+          6.94, 9.51, 6.94, 6.94, 5.65, 2.57, 5.00, 2.57, 5.00, 5.00, 2.57, 4.62, 5.14, 4.11, 5.14, 4.11, 2.83, 4.62,
+          5.14, 2.57, 2.83, 4.88, 2.57, 7.71, 5.14, 4.62, 5.14, 4.88, 3.62, 3.65, 3.60, 5.14, 4.88, 6.68, 4.88, 4.88,
+          4.11, 5.00, 2.57, 5.00, 5.00),
+    "b": (3.55, 3.24, 5.56, 8.87, 5.32, 8.87, 8.28, 2.96, 4.14, 4.14, 5.32, 8.28, 2.96, 3.55, 2.96, 5.32, 5.32, 5.32,
+          5.32, 5.32, 5.32, 5.32, 5.32, 5.32, 5.32, 5.32, 2.96, 2.96, 8.28, 8.28, 8.28, 5.03, 8.28, 8.04, 7.57, 7.69,
+          8.16, 6.99, 6.69, 8.37, 8.32, 4.02, 5.50, 8.33, 6.40, 10.09, 8.32, 8.00, 7.27, 8.00, 7.98, 5.92, 7.41, 8.18,
+          8.04, 10.99, 8.04, 8.04, 6.51, 2.96, 5.32, 2.96, 5.32, 5.32, 2.96, 5.18, 5.92, 4.73, 5.92, 4.89, 3.25, 5.32,
+          5.92, 2.96, 3.25, 5.62, 2.96, 8.87, 5.92, 5.32, 5.92, 5.62, 4.39, 4.20, 4.14, 5.92, 5.62, 7.69, 5.62, 5.62,
+          4.73, 5.32, 2.96, 5.32, 5.32),
+    "i": (3.31, 2.83, 4.75, 7.56, 4.72, 7.56, 7.08, 2.83, 3.78, 3.78, 4.72, 7.08, 2.83, 3.31, 2.83, 4.72, 4.72, 4.72,
+          4.72, 4.72, 4.72, 4.72, 4.72, 4.72, 4.72, 4.72, 2.83, 2.83, 7.19, 7.08, 7.19, 4.72, 7.08, 6.87, 6.50, 6.61,
+          6.98, 6.27, 6.03, 7.15, 6.87, 3.56, 4.85, 7.10, 5.79, 8.28, 6.87, 7.08, 6.27, 7.08, 6.74, 5.19, 6.61, 6.87,
+          6.87, 9.23, 6.87, 6.87, 5.67, 2.83, 5.00, 2.83, 5.00, 5.00, 2.83, 4.72, 4.25, 4.25, 4.72, 4.25, 2.83, 4.25,
+          4.72, 2.83, 2.83, 4.25, 2.36, 7.56, 5.19, 4.72, 4.72, 4.25, 3.90, 3.78, 3.07, 4.96, 4.25, 6.14, 4.26, 4.49,
+          3.78, 5.00, 2.83, 5.00, 5.00),
+}
+_WIDE = 9.3
+#: \tabcolsep of the LaTeX tables (pt; the article class's is 6)
+TABCOLSEP = 4.0
+#: the estimate is within 0.2% of pdflatex's widths: 1% more errs on the wide side
+_MARGIN = 1.01
+_SCRIPT_DIGIT, _SCRIPT_POINT, _SCRIPT_PM, _THIN, _ARROW = 3.99, 2.22, 6.25, 1.5, 4.34
+
+
+def text_width(text: str, shape: str = "r") -> float:
+    r"""The width in pt pdflatex gives ``text`` (before escaping) in ``\small`` type of
+    ``shape`` (``r`` roman, ``b`` bold, ``i`` italic), within a few percent, wide side."""
+    table = _WIDTHS[shape]
+    return sum(table[ord(ch) - 32] if 32 <= ord(ch) < 127 else _WIDE for ch in one_line(text))
+
+
+def _figure_width(cell: Cell, digits: int) -> float:
+    if cell.value is None:
+        return 0.0
+    width = text_width(printed(cell.value, digits), "b")  # bold or not: the wider
+    if cell.std is not None:
+        std = printed(cell.std, digits)
+        width += _THIN + _SCRIPT_PM + _SCRIPT_DIGIT * (len(std) - 1) + _SCRIPT_POINT
+    return width + (_ARROW if cell.marker else 0.0)
+
+
+def _part_widths(table: PaperTable, sections) -> tuple[float, list[float], float]:
+    r"""(natural width of the row-label column, of each measure column, of the widest
+    section heading) of the tabular holding ``sections``, in pt, without \tabcolsep."""
+    label = max([text_width(table.row_header)] + [text_width(r.label) for s in sections for r in s.rows])
+    columns = [max([text_width(m)] + [_figure_width(r.cells[i], table.digits) for s in sections for r in s.rows])
+               for i, m in enumerate(table.measures)]
+    heading = max([text_width(s.heading, "i") for s in sections if s.heading] or [0.0])
+    return label, columns, heading
+
+
+def _floats(table: PaperTable) -> list[tuple[str, str, tuple[Section, ...], tuple[str, ...]]]:
+    """(caption, label, sections, footnotes) of each float: the ranked sections with the
+    table's footnotes, then (if any) the others, apart, with their own notes."""
+    ranked = tuple(s for s in table.sections if s.ranked)
+    apart = tuple(s for s in table.sections if not s.ranked)
+    floats = []
+    if ranked or not apart:
+        floats.append((table.caption, table.label, ranked, table.footnotes + tuple(n for s in ranked for n in s.notes)))
+    if apart:
+        floats.append((f"{table.caption}: figures published in papers (as reported; not re-computed, never ranked "
+                       "or tested)", f"{table.label}-published", apart, tuple(n for s in apart for n in s.notes)))
+    return floats
+
+
+def _label_column_width(table: PaperTable, sections) -> float | None:
+    """The width (pt) of a wrapping row-label column, when labels on one line would make the
+    tabular wider than :data:`COLUMN_PT`; None: one line each (an ``l`` column)."""
+    label, columns, _ = _part_widths(table, sections)
+    rest = sum(columns) + 2 * TABCOLSEP * (len(columns) + 1)
+    room = COLUMN_PT / _MARGIN - rest
+    if label <= room:
+        return None
+    return max(room, min(label, 90.0))
+
+
+def latex_width(table: PaperTable, wrap_labels: bool = True) -> float:
+    """The width (pt) of the widest tabular :func:`to_latex` writes for ``table`` (within a
+    few percent, wide side): more than :data:`COLUMN_PT` does not fit a one-column article.
+    ``wrap_labels=False``: the width with every row label on one line."""
+    widest = 0.0
+    for _, _, sections, _ in _floats(table):
+        label, columns, heading = _part_widths(table, sections)
+        wrap = _label_column_width(table, sections) if wrap_labels else None
+        width = (label if wrap is None else wrap) + sum(columns) + 2 * TABCOLSEP * (len(columns) + 1)
+        widest = max(widest, width, heading + 2 * TABCOLSEP)
+    return widest * _MARGIN
+
+
+def fit_to_column(table: PaperTable, keep: str | None = None) -> tuple[PaperTable, list[str]]:
+    """``table`` with the measure columns that fit a one-column article (:func:`latex_width`
+    at most :data:`COLUMN_PT`): ``keep`` (the tested measure) and then the others in their
+    order while the next one fits with the row labels of the runs on one line (the published
+    figures' long labels may wrap); returns the table and the measures left out, in order."""
+    chosen = [keep] if keep in table.measures else []
+    for measure in table.measures:
+        if measure in chosen:
+            continue
+        trial = [m for m in table.measures if m in chosen or m == measure]
+        runs = replace(table.only(trial), sections=tuple(s for s in table.only(trial).sections if s.ranked))
+        if chosen and (latex_width(table.only(trial)) > COLUMN_PT or latex_width(runs, False) > COLUMN_PT):
+            break
+        chosen = trial
+    chosen = [m for m in table.measures if m in chosen]
+    return table.only(chosen), [m for m in table.measures if m not in chosen]
+
+
+def _wrapped_label(text: str, width: float) -> str:
+    """A row label in a ``p`` column of ``width`` pt: ragged right, and a word wider than
+    the column may break after any character (else it would stick out of the column)."""
+    words = one_line(text).split(" ")
+    out = []
+    for word in words:
+        if text_width(word) > width:
+            out.append(r"\allowbreak{}".join(latex_escape(ch) for ch in word))
+        else:
+            out.append(latex_escape(word))
+    return r"\raggedright\hspace{0pt}" + " ".join(out)
+
+
+def _latex_float(table: PaperTable, caption: str, label: str, sections, footnotes, rank) -> list[str]:
     n = len(table.measures) + 1
-    rank = ranks(table)
-    lines = [r"% statbench table: needs \usepackage{booktabs}",
-             r"\begin{table}[t]", r"\centering", r"\small",
-             r"\begin{tabular}{l" + "r" * len(table.measures) + "}", r"\toprule",
-             " & ".join([latex_escape(table.row_header)] + [latex_escape(m) for m in table.measures]) + r" \\",
+    wrap = _label_column_width(table, sections)
+    first = "l" if wrap is None else f"p{{{wrap:.1f}pt}}"
+
+    def row_label(text: str) -> str:
+        return latex_escape(text) if wrap is None else _wrapped_label(text, wrap)
+
+    lines = [r"\begin{table}[t]", r"\centering", r"\small", rf"\setlength{{\tabcolsep}}{{{TABCOLSEP:g}pt}}",
+             r"\begin{tabular}{" + first + "r" * len(table.measures) + "}", r"\toprule",
+             " & ".join([row_label(table.row_header)] + [latex_escape(m) for m in table.measures]) + r" \\",
              r"\midrule"]
     for s, section in enumerate(table.sections):
-        if s > 0:
+        if not any(section is x for x in sections):
+            continue
+        if section is not sections[0]:
             lines.append(r"\midrule")
         if section.heading:
             lines.append(rf"\multicolumn{{{n}}}{{l}}{{\textit{{{latex_escape(section.heading)}}}}} \\")
         for r, row in enumerate(section.rows):
             cells = [_styled_cell(c, rank.get((s, r, col)), table.digits, _LATEX_CELL) for col, c in enumerate(row.cells)]
-            lines.append(" & ".join([latex_escape(row.label)] + cells) + r" \\")
+            lines.append(" & ".join([row_label(row.label)] + cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
-    if table.footnotes:
+    if footnotes:
         lines.append(r"\par\smallskip")
         lines.append(r"\parbox{\linewidth}{\footnotesize\raggedright")
-        lines += [latex_escape(note) + r"\par" for note in table.footnotes]
+        lines += [latex_escape(note) + r"\par" for note in footnotes]
         lines.append("}")
-    lines += [rf"\caption{{{latex_escape(table.caption)}}}", rf"\label{{{table.label}}}", r"\end{table}"]
+    lines += [rf"\caption{{{latex_escape(caption)}}}", rf"\label{{{label}}}", r"\end{table}"]
+    return lines
+
+
+def to_latex(table: PaperTable) -> str:
+    """A ``table`` float with a booktabs ``tabular`` (needs ``\\usepackage{booktabs}``), the
+    footnotes under it, then the caption and ``\\label``; the sections that are not ranked
+    (published figures) in a second float after it, labelled ``LABEL-published``."""
+    rank = ranks(table)
+    lines = [r"% statbench table: needs \usepackage{booktabs}"]
+    for caption, label, sections, footnotes in _floats(table):
+        lines += _latex_float(table, caption, label, sections, footnotes, rank)
     return "\n".join(lines) + "\n"
 
 
@@ -233,9 +438,9 @@ def to_markdown(table: PaperTable) -> str:
         for r, row in enumerate(section.rows):
             cells = [_styled_cell(c, rank.get((s, r, col)), table.digits, _MARKDOWN_CELL) for col, c in enumerate(row.cells)]
             lines.append("| " + " | ".join([markdown_escape(row.label)] + cells) + " |")
-    if table.footnotes:
+    if table.notes():
         lines.append("")
-        lines += [markdown_escape(note) + "  " for note in table.footnotes]
+        lines += [markdown_escape(note) + "  " for note in table.notes()]
         lines[-1] = lines[-1].rstrip()
     return "\n".join(lines) + "\n"
 
