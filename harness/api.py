@@ -53,6 +53,7 @@ from statbench.data.dataio import (
     text_value,
 )
 from statbench.data.deadline import DeadlinePassed, bound_from_env, call_within
+from statbench.data.gunzip import gunzip
 from statbench.data.runfile import read_qrels, read_run
 from statbench.data.validation import check_qrels_against_corpus
 from statbench.errors import DataFormatError, DownloadError, StatbenchError, UnknownNameError, one_line
@@ -76,7 +77,7 @@ __all__ = [
     # the strict readers a loader reads its files with
     "open_data", "read_lines", "read_nonblank_lines", "read_text", "read_json", "read_json_list", "read_jsonl",
     "read_csv", "require_fields", "id_value", "text_value", "record_id", "query_text", "read_qrels", "read_run",
-    "file_sha256", "files_sha256", "records_digest", "check_qrels_against_corpus",
+    "file_sha256", "files_sha256", "records_digest", "check_qrels_against_corpus", "gunzip",
     # building splits
     "kfold_assignment", "kfold_splits", "carve_dev",
     # caching a model's artefacts, and the digests its cache keys are made of

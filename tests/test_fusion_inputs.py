@@ -256,3 +256,17 @@ def test_a_component_parameter_that_does_not_apply_to_the_task_is_refused(tmp_pa
     kept = FusionRetriever(runs="bm25[segmenter=jieba],tfidf")
     kept.index([], make_context(tmp_path, "zh"))
     assert kept.models[0][2].params["segmenter"] == "jieba"
+
+
+def test_a_damaged_gzipped_input_run_is_one_line(tmp_path):
+    """A fusion input whose run.trec.gz is cut short: one line naming it, never zlib's traceback."""
+    import gzip as gz_module
+
+    from statbench.api import DataFormatError
+    from statbench.models.fusion.inputs import _read_gzipped
+
+    path = tmp_path / "run.trec.gz"
+    whole = gz_module.compress(b"q1 Q0 d1 1 1.0 t\n" * 50)
+    path.write_bytes(whole[: len(whole) // 2] + b"garbage")
+    with pytest.raises(DataFormatError, match=r"run\.trec\.gz.*not a complete gzip file"):
+        _read_gzipped(path, tmp_path)

@@ -14,6 +14,9 @@ on the way is not an edge (it holds docstrings, not code the importer uses).
   listed in ``LAYERING_DEBT``, which may only shrink.
 - pyproject's package list is exactly the tree's packages (a missing one would be left out
   of the wheel).
+- In the packages of ``TOP_IMPORTS``, statbench's modules are imported at the top of a module:
+  inside a function only in a click command's body or with its reason in ``INSIDE`` (which may
+  only shrink).
 """
 
 from __future__ import annotations
@@ -301,7 +304,7 @@ def test_a_core_import_of_a_model_is_found(tmp_path):
 TOP_IMPORTS = ("statbench.contract", "statbench.errors", "statbench.grid", "statbench.models", "statbench.registry",
                "statbench.results", "statbench.run", "statbench.storage", "statbench.terminal", "statbench.testing")
 
-_HELP = "`statbench --help` loads every plugin module (docs/plugins.md), so this one stays out of it"
+_HELP = "`statbench --help` imports every plugin module, and this keeps the import out of it"
 
 #: (module, statbench module it imports inside a function) -> why that import cannot be at the top.
 INSIDE: dict[tuple[str, str], str] = {

@@ -8,13 +8,12 @@ from __future__ import annotations
 import gzip
 import hashlib
 import zlib
-from pathlib import Path
 
 import pytest
 
+from statbench.data import gunzip as bounded
+from statbench.data.gunzip import gunzip, gunzipped_sha256
 from statbench.errors import DataFormatError
-from statbench.leaderboard import gunzip as bounded
-from statbench.leaderboard.gunzip import gunzip, gunzipped_sha256
 from statbench.leaderboard.sample import write_sample
 from statbench.leaderboard.site import build_site
 from statbench.leaderboard.verify import _RunFile

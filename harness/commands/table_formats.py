@@ -81,7 +81,7 @@ def label_for(prefix: str, name: str) -> str:
     """A LaTeX label for ``name`` (a board, a task): ``PREFIX-name`` with every run of other
     characters than letters, digits, ``- : .`` made one ``-``; when that changed the name, a
     short digest of it follows, so two names never share a label (``stard @ other data``:
-    ``tab:statbench-stard-other-data-1a2b3c``)."""
+    ``tab:statbench-stard-other-data-b7b5e2``)."""
     import hashlib
 
     clean = re.sub(r"[^A-Za-z0-9:.-]+", "-", name).strip("-")
@@ -255,6 +255,9 @@ _WIDTHS = {
           3.78, 5.00, 2.83, 5.00, 5.00),
 }
 _WIDE = 9.3
+#: the symbols :func:`latex_escape` spells as commands, as pdflatex sets them
+_SYMBOL_WIDTHS = {"→": 9.25, "±": 7.19, "↑": 4.63, "↓": 4.63, "α": 5.97, "–": 4.63, "—": 9.25, "×": 7.19,
+                  "·": 2.57, "…": 8.33}
 #: \tabcolsep of the LaTeX tables (pt; the article class's is 6)
 TABCOLSEP = 4.0
 #: the estimate is within 0.2% of pdflatex's widths: 1% more errs on the wide side
@@ -266,7 +269,14 @@ def text_width(text: str, shape: str = "r") -> float:
     r"""The width in pt pdflatex gives ``text`` (before escaping) in ``\small`` type of
     ``shape`` (``r`` roman, ``b`` bold, ``i`` italic), within a few percent, wide side."""
     table = _WIDTHS[shape]
-    return sum(table[ord(ch) - 32] if 32 <= ord(ch) < 127 else _WIDE for ch in one_line(text))
+
+    def width(ch: str) -> float:
+        if ch in _SYMBOL_WIDTHS:
+            return _SYMBOL_WIDTHS[ch]
+        base = unicodedata.normalize("NFD", ch)[0]  # é: e and an accent over it
+        return table[ord(base) - 32] if 32 <= ord(base) < 127 else _WIDE
+
+    return sum(width(ch) for ch in one_line(text))
 
 
 def _figure_width(cell: Cell, digits: int) -> float:
@@ -325,6 +335,32 @@ def latex_width(table: PaperTable, wrap_labels: bool = True) -> float:
         width = (label if wrap is None else wrap) + sum(columns) + 2 * TABCOLSEP * (len(columns) + 1)
         widest = max(widest, width, heading + 2 * TABCOLSEP)
     return widest * _MARGIN
+
+
+#: the height of a one-column article's text (``article`` at 10pt: \textheight = 550 pt)
+PAGE_PT = 550.0
+#: baselines (pt) of \small (the tabular's rows), \footnotesize (footnotes), the caption
+_ROW, _NOTE_LINE, _CAPTION_LINE = 11.0, 9.5, 12.0
+
+
+def latex_height(table: PaperTable) -> float:
+    """The height (pt) of the tallest float :func:`to_latex` writes for ``table`` (an
+    estimate, within a few lines): more than :data:`PAGE_PT` does not fit a page (LaTeX
+    warns "Float too large for page")."""
+    import math
+
+    tallest = 0.0
+    for caption, _, sections, footnotes in _floats(table):
+        wrap = _label_column_width(table, sections)
+        lines = 1 + sum(bool(s.heading) for s in sections)
+        for section in sections:
+            for row in section.rows:
+                lines += 1 if wrap is None else max(1, math.ceil(text_width(row.label) / wrap))
+        rules = 2 + 5 * len(sections) + 4  # booktabs: top, a mid per section, bottom
+        notes = sum(math.ceil(text_width(n) * 8 / 9 / COLUMN_PT) for n in footnotes) * _NOTE_LINE
+        words = math.ceil(text_width(caption) * 10 / 9 / COLUMN_PT) * _CAPTION_LINE
+        tallest = max(tallest, lines * _ROW + rules + (3 + notes if footnotes else 0) + 10 + words)
+    return tallest * _MARGIN
 
 
 def fit_to_column(table: PaperTable, keep: str | None = None) -> tuple[PaperTable, list[str]]:

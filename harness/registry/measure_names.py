@@ -140,9 +140,12 @@ def parse_measure(text: str, registry):
     head = _HEAD.match(rest)
     if dist is None and head and head.group(1) in ir_measures.measures.registry:
         try:
-            return ir_measures.parse_measure(text)
+            parsed = ir_measures.parse_measure(text)
         except Exception as exc:  # ir-measures raises assorted types for a bad string
             raise MeasureError(f"ir-measures cannot parse {text!r} ({exc})") from None
+        # P@0 aborts the process inside pytrec_eval: refused when a task declares it, not when scored
+        check_ir_measure_params(parsed, text)
+        return parsed
     if head is None:
         raise MeasureError(f"cannot parse measure {text!r}: {_GRAMMAR}")
     entry, shorthand = _resolve(registry, head.group(1), dist, text)
@@ -264,3 +267,31 @@ def check_measure_names(owner: str, measures, registry) -> None:
             parse_measure(measure.ir_measure, registry)
         except StatbenchError as exc:
             raise PluginError(f"task {owner}: measure {measure.label!r}: {exc}") from None
+
+
+_C_INT_MAX = 2 ** 31 - 1
+
+
+def check_ir_measure_params(measure, text: str) -> None:
+    """Refuse an ir-measures measure whose parameters trec_eval cannot compute, with one
+    line: a cut-off below 1 (``P@0`` aborts the process inside pytrec_eval, a C assertion)
+    or beyond a C int; a relevance level ``rel`` below 1 (pytrec_eval refuses it) or beyond
+    a C int; ``gains`` that are not integers within a C int."""
+    params = measure.params
+
+    def whole(value, low: int) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and low <= value <= _C_INT_MAX
+
+    cutoff = params.get("cutoff")
+    if cutoff is not None and not whole(cutoff, 1):
+        raise MeasureError(f"measure {text!r}: cut-off {cutoff!r} is not an integer from 1 to {_C_INT_MAX} "
+                           "(the number of top documents it looks at)")
+    rel = params.get("rel")
+    if rel is not None and not whole(rel, 1):
+        raise MeasureError(f"measure {text!r}: rel={rel!r} is not an integer from 1 to {_C_INT_MAX} (the lowest "
+                           "grade that counts as relevant)")
+    gains = params.get("gains")
+    if gains is not None and not (isinstance(gains, dict) and all(
+            whole(k, -_C_INT_MAX) and whole(v, -_C_INT_MAX) for k, v in gains.items())):
+        raise MeasureError(f"measure {text!r}: gains {gains!r} are not integers within a C int "
+                           "(trec_eval holds grades and gains as integers)")

@@ -95,9 +95,14 @@ class OutputSet:
             if foreign:
                 raise OutputError(f"--output {target}: holds files a run does not write (e.g. {foreign[0]!r}); "
                                   "give an empty folder or a previous run's output folder")
+        # probe the nearest existing folder above: nothing is created before the run has
+        # written its outputs (a refused run leaves no folder, above --output either)
         parent = target.parent
+        while not parent.exists() and not parent.is_symlink() and parent != parent.parent:
+            parent = parent.parent
+        if not parent.is_dir():
+            raise OutputError(f"--output {target}: {parent} is not a folder")
         try:
-            parent.mkdir(parents=True, exist_ok=True)
             probe = parent / f".{target.name}.probe-{uuid.uuid4().hex[:8]}"
             probe.mkdir()
             probe.rmdir()
@@ -108,6 +113,7 @@ class OutputSet:
     def staged(self) -> Iterator[Path]:
         """Yield an empty staging folder; on success it replaces the target atomically."""
         with self._lock():
+            self.target.parent.mkdir(parents=True, exist_ok=True)  # only now: the outputs are ready
             self._recover()
             staging = self.target.with_name(f".{self.target.name}{_STAGING}{uuid.uuid4().hex[:12]}")
             staging.mkdir()

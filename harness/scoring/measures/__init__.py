@@ -42,7 +42,12 @@ from __future__ import annotations
 from statbench.contract.measure import CustomMeasure
 from statbench.errors import StatbenchError
 from statbench.registry.class_checks import check_measure_class
-from statbench.registry.measure_names import MeasureError, ParsedCustomMeasure, is_custom
+from statbench.registry.measure_names import (
+    MeasureError,
+    ParsedCustomMeasure,
+    check_ir_measure_params,
+    is_custom,
+)
 from statbench.registry.measure_names import parse_measure as parse_with
 from statbench.registry.plugins import get_registry
 
@@ -63,34 +68,6 @@ def parse_measure(text: str):
 
 #: the largest cut-off, relevance level and gain trec_eval holds (a C ``int`` relevance
 #: level; cut-offs beyond a C ``long`` are silently clamped and then not found)
-_C_INT_MAX = 2 ** 31 - 1
-
-
-def check_ir_measure_params(measure, text: str) -> None:
-    """Refuse an ir-measures measure whose parameters trec_eval cannot compute, with one
-    line: a cut-off below 1 (``P@0`` aborts the process inside pytrec_eval, a C assertion)
-    or beyond a C int; a relevance level ``rel`` below 1 (pytrec_eval refuses it) or beyond
-    a C int; ``gains`` that are not integers within a C int."""
-    params = measure.params
-
-    def whole(value, low: int) -> bool:
-        return isinstance(value, int) and not isinstance(value, bool) and low <= value <= _C_INT_MAX
-
-    cutoff = params.get("cutoff")
-    if cutoff is not None and not whole(cutoff, 1):
-        raise MeasureError(f"measure {text!r}: cut-off {cutoff!r} is not an integer from 1 to {_C_INT_MAX} "
-                           "(the number of top documents it looks at)")
-    rel = params.get("rel")
-    if rel is not None and not whole(rel, 1):
-        raise MeasureError(f"measure {text!r}: rel={rel!r} is not an integer from 1 to {_C_INT_MAX} (the lowest "
-                           "grade that counts as relevant)")
-    gains = params.get("gains")
-    if gains is not None and not (isinstance(gains, dict) and all(
-            whole(k, -_C_INT_MAX) and whole(v, -_C_INT_MAX) for k, v in gains.items())):
-        raise MeasureError(f"measure {text!r}: gains {gains!r} are not integers within a C int "
-                           "(trec_eval holds grades and gains as integers)")
-
-
 def custom_bounds(text: str) -> tuple[float, float] | None:
     """The declared bounds of the custom measure ``text`` names; None when it declares none,
     or is not a custom measure a registered plugin provides (never raises)."""

@@ -9,12 +9,11 @@ ranx fuses exactly the rankings the components were scored with."""
 
 from __future__ import annotations
 
-import gzip
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from statbench.api import DataFormatError, Ranking, StatbenchError, bytes_sha256, file_sha256, read_run
+from statbench.api import DataFormatError, Ranking, StatbenchError, bytes_sha256, file_sha256, gunzip, read_run
 from statbench.data.runfile import order_as_trec_eval, strictly_decreasing_at_float32
 from statbench.models.fusion.sources import rankings_digest, run_file_inside
 from statbench.scoring.publishable import read_publishable
@@ -89,9 +88,10 @@ def _read_output(folder: Path) -> ComponentRun:
 
 def _read_gzipped(path: Path, source: Path) -> ComponentRun:
     try:
-        data = gzip.decompress(path.read_bytes())
-    except (OSError, EOFError) as exc:
-        raise DataFormatError(path, f"not a readable gzip file ({exc})") from None
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise DataFormatError(path, f"cannot be read ({exc.strerror or exc})") from None
+    data = gunzip(raw, path)  # bounded, and a damaged file is one line
     with tempfile.TemporaryDirectory(prefix="statbench-fuse-") as tmp:
         plain = Path(tmp) / path.stem
         plain.write_bytes(data)

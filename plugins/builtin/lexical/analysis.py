@@ -62,6 +62,7 @@ def analyse_texts(analyzer: Analyzer, texts: Sequence[str], advance=lambda n=1: 
 
     Workers are forked, or fresh interpreters when forking is unsafe (see analysis_worker),
     and send back arrays, not token lists."""
+    # inside: analysis_worker imports numpy, and `statbench --help` imports this module (every plugin's)
     from statbench.models.lexical.analysis_worker import analyse_blocks, block_size
 
     processes = analysis_workers(len(texts))
@@ -79,6 +80,7 @@ def _analyse_in_processes(analyzer: Analyzer, texts: Sequence[str], block: int, 
     import gc
     import tempfile
 
+    # inside: see analyse_texts
     from statbench.models.lexical.analysis_worker import (
         CLAIMS,
         Forked,

@@ -227,6 +227,38 @@ def _grade(value, where: Path) -> int:
     return check_grade(str(value), where, None, "score")
 
 
+def _judgements(where: Path, relevant: dict, queries: dict) -> tuple[dict[str, dict[str, int]], list[str]]:
+    """A split's ``relevant_docs`` as qrels of its ``queries``, and the ids of judged queries
+    that are not among them. Two keys that are one id once read (``1`` and ``"1"``, ``"d1"``
+    and ``" d1"``) are refused: the second would silently replace the first's judgements."""
+    qrels: dict[str, dict[str, int]] = {}
+    seen: dict[str, object] = {}
+    unused: list[str] = []
+    for key, docs in relevant.items():
+        qid = record_id(where, key, None, "query-id", "query")
+        if qid in seen:
+            raise DataFormatError(where, f"query {qid!r} is judged twice (keys {seen[qid]!r} and {key!r})", None,
+                                  "query-id")
+        seen[qid] = key
+        if not isinstance(docs, dict):
+            raise DataFormatError(where, f"query {qid!r}: expected {{corpus-id: score}}, found {type(docs).__name__}",
+                                  None, "query-id")
+        if qid not in queries:
+            unused.append(qid)
+            continue
+        judged: dict[str, int] = {}
+        keys: dict[str, object] = {}
+        for doc_key, grade in docs.items():
+            doc = record_id(where, doc_key, None, "corpus-id", "document")
+            if doc in judged:
+                raise DataFormatError(where, f"query {qid!r} judges document {doc!r} twice (keys {keys[doc]!r} and "
+                                      f"{doc_key!r})", None, "corpus-id")
+            keys[doc] = doc_key
+            judged[doc] = _grade(grade, where)
+        qrels[qid] = judged
+    return qrels, unused
+
+
 def load_mteb(task, subset: str, log: logging.Logger) -> TaskData:
     """One subset of an MTEB retrieval task as :class:`TaskData`: a split per evaluation split."""
     meta = task.metadata
@@ -250,14 +282,11 @@ def load_mteb(task, subset: str, log: logging.Logger) -> TaskData:
             raise StatbenchError(f"mteb task {meta.name}: split {split!r} has another corpus than {splits[0].name!r}; "
                                  "statbench holds one corpus per task")
         split_queries = _queries(where / "queries", _rows(data["queries"]), dropped)
-        split_qrels: dict[str, dict[str, int]] = {}
-        for qid, docs in (data["relevant_docs"] or {}).items():
-            qid = record_id(where / "relevant_docs", qid, None, "query-id", "query")
-            if qid not in split_queries:
-                continue
-            split_qrels[qid] = {record_id(where / "relevant_docs", doc, None, "corpus-id", "document"):
-                                _grade(grade, where / "relevant_docs")
-                                for doc, grade in docs.items()}
+        split_qrels, unused = _judgements(where / "relevant_docs", data["relevant_docs"] or {}, split_queries)
+        if unused:  # as MTEB: judged queries the split does not hold are not scored (said, not dropped: no
+            # difference from MTEB's own figures)
+            log.warning("mteb:%s %s: judgements of %d query id(s) not among its queries with text are not used "
+                        "(e.g. %s)", meta.name, where.name, len(unused), ", ".join(unused[:3]))
         unjudged = [q for q in split_queries if q not in split_qrels]
         if unjudged:
             dropped.append(f"{where.name}: {len(unjudged)} query(ies) without judgements (e.g. {', '.join(unjudged[:3])})")
