@@ -134,6 +134,7 @@ def build_export(results_dir, board: str, measures=(), selectors=(), baseline: s
         _significance,
         _task_info,
     )
+    from statbench.leaderboard.submission import repository_above, submission_problem
     from statbench.leaderboard.verdicts import VerdictReader
     from statbench.scoring.significance import ALPHA, primary_measure
 
@@ -146,12 +147,23 @@ def build_export(results_dir, board: str, measures=(), selectors=(), baseline: s
         names = ", ".join(sorted(collected.boards)) or "none"
         raise StatbenchError(f"no board {board!r} in {results_dir} (boards: {names})")
     rows = collected.boards[board]
+    # a results repository's rows that `leaderboard check` refuses are off the table, as off the site
+    markers: dict[str, bool] = {}
+    off = [(r, problem) for r in rows if repository_above(r.path, markers) is not None
+           and (problem := submission_problem(r.path, r.results)) is not None]
+    if off:
+        rows = [r for r in rows if all(r is not o for o, _ in off)]
+        collected.boards[board] = rows  # _select reads the board from collected
+        if not rows:
+            raise StatbenchError(f"no row of board {board!r} is a submission 'leaderboard check' accepts "
+                                 f"({off[0][1]})")
     info = _task_info(rows[0].task, rows)
     labels_all = [m["label"] for m in info["measures"]]
     chosen_measures = _measures(rows, info, measures)
     labels = _board_labels(rows)
     base = _pick_baseline(rows, baseline or DEFAULT_BASELINE)
-    notes: list[str] = []
+    notes: list[str] = [f"left off {r.path}: not a submission 'leaderboard check' accepts: {problem}"
+                         for r, problem in off]
     if base is None and baseline is not None:
         raise StatbenchError(f"no results of baseline {baseline!r} on board {board!r}: nothing to test against "
                              f"(rows: {', '.join(sorted(labels.values())[:8])})")
@@ -294,7 +306,16 @@ def export(results_dir, board, fmt, measures, rows, baseline, include_budget, pu
     The LaTeX table fits a one-column article (345 pt): without --measure it has the
     board's tested measure and then as many of the others as fit (the rest named on
     stderr; Markdown and CSV have every measure)."""
-    from statbench.commands.table_formats import COLUMN_PT, fit_to_column, latex_width, one_line, render, write_table
+    from statbench.commands.table_formats import (
+        COLUMN_PT,
+        PAGE_PT,
+        fit_to_column,
+        latex_height,
+        latex_width,
+        one_line,
+        render,
+        write_table,
+    )
     from statbench.leaderboard.verify import verifier_from_options
 
     if (allow_unverified or data_dirs) and not verify:
@@ -325,6 +346,10 @@ def export(results_dir, board, fmt, measures, rows, baseline, include_budget, pu
         if width > COLUMN_PT:
             result.notes.append(f"the table is about {width:.0f} pt wide, wider than a one-column article's text "
                                 f"({COLUMN_PT:g} pt): fewer --measure, or set it in a table* of a two-column layout")
+        height = latex_height(table)
+        if height > PAGE_PT:
+            result.notes.append(f"the table is about {height:.0f} pt tall, taller than a one-column article's page "
+                                f"({PAGE_PT:g} pt): LaTeX will say 'Float too large for page'; --rows picks the rows")
     for note in result.notes:
         click.echo(f"note: {one_line(note)}", err=True)
     if fmt == "csv":  # a CSV has no caption or footnotes: they go to stderr

@@ -18,10 +18,10 @@ import os
 import time
 from pathlib import Path
 
-from statbench.storage.filedigests import file_digests, keepable
+from statbench.data.gunzip import gunzip
 from statbench.errors import StatbenchError
-from statbench.leaderboard.gunzip import gunzip
 from statbench.leaderboard.records import _read, _write_atomic
+from statbench.storage.filedigests import file_digests, keepable
 
 #: level 1: ~2.5x faster than 6 on run files, ~15% larger
 LEVEL = 1

@@ -22,7 +22,6 @@ a submission (the repository check, ``leaderboard build --verify``) reads it her
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -244,8 +243,8 @@ def read_json_strict(path: Path):
 
 def gunzipped_sha256(path: Path) -> str:
     """sha256 of a gzip file's content; a truncated, damaged or over-large one names itself
-    (:mod:`statbench.leaderboard.gunzip`)."""
-    from statbench.leaderboard.gunzip import gunzipped_sha256 as bounded
+    (:mod:`statbench.data.gunzip`)."""
+    from statbench.data.gunzip import gunzipped_sha256 as bounded
 
     return bounded(path)
 

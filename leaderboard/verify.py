@@ -550,13 +550,12 @@ class _RunFile:
     @classmethod
     def read(cls, path: Path) -> _RunFile:
         from statbench.data.checksum import file_sha256
-        from statbench.errors import DataFormatError
 
         with open(path, "rb") as handle:
             gzipped = handle.read(2) == b"\x1f\x8b"
         if not gzipped:
             return cls(path, file_sha256(path))
-        from statbench.leaderboard.gunzip import gunzip
+        from statbench.data.gunzip import gunzip
 
         unzipped = gunzip(Path(path).read_bytes(), path)  # damaged or over-large: one DataFormatError line
         return cls(path, hashlib.sha256(unzipped).hexdigest(), unzipped)

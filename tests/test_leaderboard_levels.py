@@ -166,3 +166,15 @@ def test_the_reproduce_line_follows_the_recorded_source():
     assert reproduce_line(results, none) == command  # nothing a stranger could install
     assert source_words(results, none) == f"source not published: {third} 1.0: a local folder with uncommitted changes"
 
+
+
+def test_an_export_leaves_off_a_repository_row_check_refuses(repo, made, tmp_path):
+    from statbench.leaderboard.export import build_export
+
+    card = next(p for p in repo.rglob("model_card.json") if "k1" in str(p))
+    card.unlink()  # the row that declared seen test queries, now without its card
+    export = build_export(repo / "results", "stard")
+    labels = [row.label for section in export.table.sections for row in section.rows]
+    assert len(labels) == 1 and "k1" not in labels[0]
+    assert any(note.startswith("left off ") and "not a submission 'leaderboard check' accepts" in note
+               for note in export.notes)

@@ -149,7 +149,8 @@ def cohens_d(diffs) -> float | None:
     import numpy as np
 
     diffs = np.asarray(diffs, dtype=float)
-    if len(diffs) < 2 or np.all(diffs == diffs[0]):  # equal differences: sd 0 (np.std gives ~1e-17)
+    # equal differences up to float noise (0.05 written as 0.35 - 0.3 on every query): sd 0, d undefined
+    if len(diffs) < 2 or np.ptp(diffs) <= 1e-12 * max(1.0, float(np.max(np.abs(diffs)))):
         return None
     sd = float(np.std(diffs, ddof=1))
     return None if sd == 0 else float(np.mean(diffs)) / sd
