@@ -74,7 +74,7 @@ def main() -> None:
              "listed; * = significant at 0.05 after Holm). The `fusion` retriever (`statbench run --model fusion "
              "--param runs=bm25,minilm`) gives the same run file, byte for byte (checked on the real UK set with "
              "runs=bm25,tfidf: both sha256 9be2474cec1f...; on STARD with runs=bm25,minilm, 5 folds, reusing the "
-             "10 cached component split runs: both 724b69fc4e27...; tests/test_fusion.py checks it on every test run). "
+             "10 cached component split runs: both 724b69fc4e27...; tests/models/fusion/test_fusion.py checks it on every test run). "
              "STARD's MiniLM component (`bench/results/fusion/stard/minilm`, 62 min on 2 busy CPU cores) gives "
              "exactly the H100 run's figures (`bench/unverified/gpu/stard/minilm`, kept off the boards: no run file).")
     lines = ["# Fusion: BM25 + MiniLM by RRF (issue 23 §1)", "", intro, ""]

@@ -12,7 +12,7 @@ moves a name between its own modules. The text analysis of the built-in lexical 
 (:class:`Analyzer`) is here too, so that a lexical plugin's tokens are theirs. Test helpers for a plugin's own test suite are in
 :mod:`statbench.testing`.
 
-The built-in model families import statbench's names from here too (tests/test_front_door.py
+The built-in model families import statbench's names from here too (tests/models/test_front_door.py
 fails otherwise), so what they need beyond a task's readers is here as well: cache keys and
 digests, model weights (local copies, fingerprints, how to fetch them), one bound on a
 network wait, and a warning before long work. :func:`fetch_advice` is the one function

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from statbench.storage.filedigests import file_digests
 from statbench.errors import DataFormatError, StatbenchError
 from statbench.leaderboard.identity import budget, identity  # noqa: F401 (identity: part of this module's interface)
+from statbench.leaderboard.identity import canonical
 from statbench.leaderboard.submission import REPOSITORY_MARKER, RESULTS_DIR, RESULTS_FILE
 from statbench.results.record import ModelRecord, Results, as_scores, parse_strict, read_results  # noqa: F401
 from statbench.scoring.publishable import (  # noqa: F401 (the checks live in the core; named here too)
@@ -438,6 +439,23 @@ def created_at(text):
     return when if when.tzinfo is not None else when.replace(tzinfo=_dt.timezone.utc)
 
 
+def recorded_differences(kept: Row, dropped: Row) -> list[str]:
+    """The parameters two results of one row record with other values (``k=2 shown, k=1
+    skipped``): a third-party model whose default changed between versions, each run at its
+    own recorded default, is one row by identity (:mod:`.identity`) but not one configuration."""
+    out = []
+    for part in ("model", "reranker"):
+        a, b = getattr(kept, part), getattr(dropped, part)
+        if a is None or b is None:
+            continue
+        for k in sorted(set(a.params) & set(b.params)):
+            va, vb = canonical(a.params[k]), canonical(b.params[k])
+            if json.dumps(va, sort_keys=True, default=str) != json.dumps(vb, sort_keys=True, default=str):
+                out.append(f"{'reranker ' if part == 'reranker' else ''}{k}={json.dumps(va, default=str)} "
+                           f"shown, {k}={json.dumps(vb, default=str)} skipped")
+    return out
+
+
 def _supersede(first: Row, second: Row) -> tuple[Row, Row, str | None]:
     """Of two results of one configuration on one board (``first`` comes first by path):
     (kept, dropped, None) when one is newer by ``created``, else the first by path is kept
@@ -673,7 +691,12 @@ def collect(root: Path, verify: Verifier | None = None, records: RecordCache | N
             continue
         kept, dropped, why = _supersede(previous, row)
         chosen[slot] = kept
-        if why is None:
+        differ = recorded_differences(kept, dropped)
+        if differ:  # one row by identity, yet the records ran other values: said, never "the same"
+            report.append(f"skipped {dropped.path}: one row with {kept.path}, which is shown"
+                          f"{'' if why is None else f' ({why})'}, since each ran these parameters at its recorded "
+                          f"default, but the values differ: {'; '.join(differ)}")
+        elif why is None:
             notes.append(f"skipped {dropped.path}: superseded by {kept.path} (same configuration, newer)")
         elif dropped.results.aggregate == kept.results.aggregate and why.startswith("both written"):
             notes.append(f"skipped {dropped.path}: the same configuration and figures as {kept.path} ({why})")

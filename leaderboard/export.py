@@ -218,7 +218,13 @@ def build_export(results_dir, board: str, measures=(), selectors=(), baseline: s
                                 tuple(Cell(means.get(m)) for m in chosen_measures)))
         return tuple(out)
 
-    sections = [Section(None, tuple(run_row(r) for r in chosen))]
+    # as on the board: a row whose card declares test queries seen is out of the ranking, after the others
+    seen = [r for r in chosen if r.card is not None and r.card.test_queries_seen]
+    ranked_rows = [r for r in chosen if all(r is not x for x in seen)]
+    sections = [Section(None, tuple(run_row(r) for r in ranked_rows))] if ranked_rows or not seen else []
+    if seen:
+        sections.append(Section("Test queries seen in training or tuning (declared): not ranked",
+                                tuple(run_row(r) for r in seen), ranked=False, with_runs=True))
     if published:
         problems: list[str] = []
         refs = _reference_views(info["published"], info["measures"], problems)
@@ -240,7 +246,9 @@ def build_export(results_dir, board: str, measures=(), selectors=(), baseline: s
     footnotes.append(split_means_note(result.splits))
     footnotes.append("Bold: best, underlined: second best figure of each column among the runs "
                      "(compared as printed; tied figures are all marked"
-                     + ("; published figures are not ranked" if len(sections) > 1 else "") + ").")
+                     + ("; published figures are not ranked" if any(not (x.ranked or x.with_runs) for x in sections)
+                        else "")
+                     + ("; rows whose card declares test queries seen are not ranked" if seen else "") + ").")
     if base is not None:
         tested_counts = sorted({len(c) for c in tests.values()})
         count = "/".join(str(n) for n in tested_counts)

@@ -720,15 +720,27 @@ def _label(view: dict) -> str:
 
 def _unique_labels(views: list[dict], rows: list[Row]) -> dict[str, str]:
     """Row key -> label; rows that would read alike (models of one name from two
-    distributions) are told apart by their recorded distribution."""
+    distributions) are told apart by their recorded distribution, and rows that still read
+    alike (one distribution: a parameter recorded as text by one and as a number by the
+    other, two pools of one name built differently) by their key, which is the
+    same on every machine: two rows are two configurations and never share a label."""
     labels = {v["key"]: _label(v) for v in views}
-    seen: dict[str, int] = {}
-    for text in labels.values():
-        seen[text] = seen.get(text, 0) + 1
+
+    def counts() -> dict[str, int]:
+        seen: dict[str, int] = {}
+        for text in labels.values():
+            seen[text] = seen.get(text, 0) + 1
+        return seen
+
+    seen = counts()
     for row in rows:
         if seen[labels[row.key]] > 1:
             dists = [d for d in (_distribution(row.model), _distribution(row.reranker) if row.reranker else "") if d]
             labels[row.key] += f" [{' → '.join(dists) or 'no distribution recorded'}]"
+    seen = counts()
+    for row in rows:
+        if seen[labels[row.key]] > 1:
+            labels[row.key] += f" [key {row.key}]"
     return labels
 
 

@@ -33,6 +33,7 @@ from importlib import metadata
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlsplit
 
+from statbench.data.checksum import file_sha256
 from statbench.errors import StatbenchError
 from statbench.leaderboard.source import (
     DIST_NAME,
@@ -153,7 +154,7 @@ class SourceFinder:
             shutil.copyfile(path, copy)
         except OSError:
             return None
-        return copy if _sha256(copy) == recorded.lower() else None
+        return copy if file_sha256(copy) == recorded.lower() else None
 
     def _from_index_or_files(self, dist, name: str, version: str):
         if _dist_info_dir(dist) is None:  # an *.egg-info: ``setup.py develop`` or ``install``
@@ -209,7 +210,7 @@ class SourceFinder:
         problem = wheel_name_problem(wheel.name, name, version) or wheel_metadata_problem(wheel, name, version)
         if problem:
             return _none(name, version, f"the wheel {how} is not one of {name} {version}: {problem}")
-        digest = _sha256(wheel)
+        digest = file_sha256(wheel)
         return (DistSource(name, version, "wheel", file=wheel.name, sha256=digest), wheel,
                 f"{name} {version}: wheel {wheel.name} {how}, stored beside the run")
 
@@ -511,12 +512,6 @@ def _read(path: Path) -> bytes | None:
         return None
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _index_files(body: bytes, content_type: str) -> list[str] | None:

@@ -34,6 +34,7 @@ import statbench.models
 import statbench.tasks
 from statbench import __version__
 from statbench.data.atomic import write_json
+from statbench.data.checksum import file_sha256
 from statbench.errors import DataFormatError
 from statbench.leaderboard.submission import REPOSITORY_MARKER, read_json_strict, submission_folders
 
@@ -169,16 +170,10 @@ def submission_digest(folder: Path, digests=None) -> str:
         if entry.is_symlink() or not entry.is_file():
             raise DataFormatError(entry, "not a regular file (a submission holds only regular files)")
         sha = digests.sha256(entry) if digests is not None else None
-        lines.append(f"{sha or _file_sha256(entry)}  {entry.name}\n")
+        lines.append(f"{sha or file_sha256(entry)}  {entry.name}\n")
     return hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
 
 
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 @functools.cache
@@ -195,7 +190,7 @@ def statbench_code_digest() -> str:
     for name in sorted(roots):
         for root in roots[name]:
             for path in sorted(_files_under(root, every_root - {root})):
-                digest.update(f"{name}/{path.relative_to(root).as_posix()}\0{_file_sha256(path)}\n".encode())
+                digest.update(f"{name}/{path.relative_to(root).as_posix()}\0{file_sha256(path)}\n".encode())
     return digest.hexdigest()
 
 

@@ -107,3 +107,11 @@ def empty_results_repository(tmp_path: Path) -> Path:
     root.mkdir()
     write_repository_marker(root)
     return root
+
+
+def add_official(root, train=("0", "1", "2"), dev=("3", "4"), sub="data/example"):
+    """STARD's official train/dev split (its second protocol) added to a STARD folder."""
+    folder = root / sub
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "train.query.txt").write_text("".join(f"{q}\tquestion {q}\n" for q in train), encoding="utf-8")
+    (folder / "dev.query.txt").write_text("".join(f"{q}\tquestion {q}\n" for q in dev), encoding="utf-8")

@@ -1,4 +1,4 @@
-"""Shared by the tests/test_lexical_*.py files (no tests here): small English and French corpora and a RunContext factory."""
+"""Shared by tests of the models (no tests here): small English and French corpora, a RunContext factory, hand-computed BM25 scores."""
 
 from __future__ import annotations
 
@@ -38,3 +38,14 @@ def context(tmp_path: Path, language: str = "en", checksum: str = "fixture", nam
 def top(ranking) -> list[str]:
     """Doc ids best first (ties by doc id, as the harness orders them)."""
     return [doc for doc, _ in sorted(ranking, key=lambda pair: (-pair[1], pair[0]))]
+
+
+QUERY = [Query("q", "rent deposits")]
+
+
+# BM25, bm25s "lucene" variant, k1=1.2 b=0.75, N=3, avgdl=3:
+#   idf(rent) = ln(1 + 2.5/1.5), idf(deposit) = ln(1 + 1.5/2.5)
+#   d1: idf(rent) * 2/(2 + 1.2*(0.25 + 0.75*3/3))
+#   d2: idf(deposit) * 1/(1 + 1.2*(0.25 + 0.75*2/3))
+#   d3: idf(deposit) * 3/(3 + 1.2*(0.25 + 0.75*4/3))
+BM25_EXPECTED = {"d1": 0.613018283, "d3": 0.313335753, "d2": 0.247370331}

@@ -1,6 +1,7 @@
 """Shared by the source tests: a plugin distribution installed as a wheel installer does
 (its files, a dist-info with RECORD hashes and, when given, direct_url.json) into a
-site-packages folder on sys.path, and a PEP 503/691 simple index on 127.0.0.1."""
+site-packages folder on sys.path, a PEP 503/691 simple index on 127.0.0.1, the plugin as a git
+work tree or an editable install, and the finder run on a run of it."""
 
 from __future__ import annotations
 
@@ -10,11 +11,18 @@ import hashlib
 import importlib
 import io
 import json
+import os
+import subprocess
 import threading
+import time
+import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+
+from statbench.leaderboard.source_finder import SourceFinder
+from statbench.results.record import PluginRecord
 
 NAME, VERSION = "sb-fake-plug", "1.0"
 MODULE = "sb_fake_plug_code"
@@ -121,3 +129,79 @@ def index():
     server = _Index()
     yield server
     server.close()
+
+
+class _Part:
+    def __init__(self, plugin):
+        self.plugin = plugin
+
+
+class _Run:
+    """What the finder reads of a Results: the plugins and the statbench version."""
+
+    def __init__(self, *plugins):
+        self.statbench_version = "0.1.0"
+        self.task = _Part(PluginRecord(name="stard", distribution="statbench", version="0.1.0"))
+        self.model = _Part(plugins[0])
+        self.reranker = _Part(plugins[1]) if len(plugins) > 1 else None
+
+
+def run_of(name=NAME, version=VERSION) -> _Run:
+    return _Run(PluginRecord(name="fake", distribution=name, version=version))
+
+
+def find(tmp_path, index, run=None, timeout=5.0):
+    work = tmp_path / f"work-{time.monotonic_ns()}"
+    work.mkdir()
+    return SourceFinder(work, index_url=index.url, timeout=timeout).sources_of(run or run_of())
+
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.org", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def git(folder: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, check=True,
+                          env={**os.environ, **GIT_ENV})
+    return done.stdout.strip()
+
+
+def plugin_project(root: Path, version: str = VERSION) -> Path:
+    """A setuptools project of the fake plugin."""
+    (root / MODULE).mkdir(parents=True)
+    (root / MODULE / "__init__.py").write_text("SCORE = 1\n")
+    (root / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=69"]\nbuild-backend = "setuptools.build_meta"\n\n'
+        f'[project]\nname = "{NAME}"\nversion = "{version}"\n\n[tool.setuptools]\npackages = ["{MODULE}"]\n')
+    return root
+
+
+def git_repo(tmp_path: Path, sub: str | None = None, remote: str = "https://example.org/sb/plug.git",
+             pushed: bool = True) -> tuple[Path, str]:
+    """A git work tree holding the project (in ``sub``), committed; its commit on a
+    remote-tracking branch when ``pushed``."""
+    top = tmp_path / "repo"
+    project = plugin_project(top / sub if sub else top)
+    git(top, "init", "-q", "-b", "main")
+    git(top, "add", "-A")
+    git(top, "commit", "-q", "-m", "plugin")
+    git(top, "remote", "add", "origin", remote)
+    commit = git(top, "rev-parse", "HEAD")
+    if pushed:
+        git(top, "update-ref", "refs/remotes/origin/main", commit)
+    return project, commit
+
+
+def editable(site: Path, folder: Path) -> None:
+    install(site, direct_url={"url": folder.as_uri(), "dir_info": {"editable": True}})
+
+
+def _wheel_of(folder: Path, version: str, files: dict[str, bytes]) -> Path:
+    """A wheel of the fake plugin at ``version`` holding ``files``."""
+    path = folder / f"sb_fake_plug-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+        archive.writestr(f"sb_fake_plug-{version}.dist-info/METADATA",
+                         f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {version}\n")
+    return path

@@ -334,8 +334,8 @@ def paper_table(task: str, a, b, results, alpha: float, checksums, label: str | 
                      f"signed-rank test on per-query scores, zero differences dropped{correction}; α = {alpha:g}).")
     return PaperTable(caption=caption if caption is not None else f"{names[1]} against {names[0]} on {task}",
                       measures=tuple(by_measure), sections=(Section(None, rows),), footnotes=tuple(footnotes),
-                      tested=True, label=label if label is not None else label_for(f"tab:statbench-compare-{task}",
-                                                                                  names[1]))
+                      tested=True,
+                      label=label if label is not None else label_for("tab:statbench-compare", task, names[1]))
 
 
 @hookimpl

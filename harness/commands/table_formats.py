@@ -38,6 +38,8 @@ import unicodedata
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from statbench.data.checksum import text_sha256
+
 FORMATS = ("latex", "markdown", "csv")
 TableFormat = Literal["latex", "markdown", "csv"]
 #: decimals printed (the board's precision)
@@ -77,17 +79,27 @@ def check_label(label: str) -> str:
     return label
 
 
-def label_for(prefix: str, name: str) -> str:
-    """A LaTeX label for ``name`` (a board, a task): ``PREFIX-name`` with every run of other
-    characters than letters, digits, ``- : .`` made one ``-``; when that changed the name, a
-    short digest of it follows, so two names never share a label (``stard @ other data``:
-    ``tab:statbench-stard-other-data-b7b5e2``)."""
-    import hashlib
+#: a label body ending like a digest or a published float's suffix: a name spelt so gets a
+#: digest of its own, so that it never equals a cleaned name's label or ``LABEL-published``
+_DIGEST_LIKE_END = re.compile(r"(?:^|-)(?:[0-9a-f]{6}|published)$")
 
-    clean = re.sub(r"[^A-Za-z0-9:.-]+", "-", name).strip("-")
-    if clean != name:
-        clean = (clean + "-" if clean else "") + hashlib.sha256(name.encode("utf-8")).hexdigest()[:6]
-    return f"{prefix}-{clean}"
+
+def label_for(prefix: str, *names: str) -> str:
+    """A LaTeX label for ``names`` (a board; a task and a model): ``PREFIX-name[-name]`` with
+    every run of other characters than letters, digits, ``- : .`` made one ``-``. A short
+    digest of the names follows whenever the label alone could stand for other names: a
+    name changed by that cleaning (``stard @ other data``:
+    ``tab:statbench-stard-other-data-b7b5e2``), two names one of which holds a ``-``
+    (``coliee`` + ``nocaptions-x`` and ``coliee-nocaptions`` + ``x`` would join alike), or a
+    label ending like a digest or like ``-published`` (the label of a table's published
+    figures): two tables never share a label."""
+    cleans = [re.sub(r"[^A-Za-z0-9:.-]+", "-", name).strip("-") for name in names]
+    body = "-".join(c for c in cleans if c)
+    plain = all(c == n for c, n in zip(cleans, names)) and (len(names) == 1 or not any("-" in n for n in names))
+    if not plain or _DIGEST_LIKE_END.search(body):
+        digest = text_sha256("\0".join(names))[:6]
+        body = (body + "-" if body else "") + digest
+    return f"{prefix}-{body}"
 
 
 def split_means_note(splits) -> str:
@@ -117,6 +129,10 @@ class Section:
     ranked: bool = True
     #: footnotes of this section only (in LaTeX under the float that holds it)
     notes: tuple[str, ...] = ()
+    #: a section that is not ranked but stays in the runs' LaTeX float (rows of runs left out
+    #: of the ranking, such as those whose card declares test queries seen); else a section
+    #: that is not ranked is a float of its own (published figures)
+    with_runs: bool = False
 
 
 @dataclass(frozen=True)
@@ -130,6 +146,10 @@ class PaperTable:
     tested: bool = False
     digits: int = DIGITS
     label: str = field(default=DEFAULT_LABEL)
+
+    def __post_init__(self):
+        # white space at the caption's ends: Markdown's "** x **" is no bold, only asterisks
+        object.__setattr__(self, "caption", str(self.caption).strip())
 
     def only(self, measures) -> PaperTable:
         """The same table with only the columns ``measures`` (in that order)."""
@@ -196,10 +216,18 @@ def latex_escape(text: str) -> str:
     """``text`` as LaTeX text: every special character (``\\ & % $ # _ { } ~ ^ < > |``)
     spelled as a command, ``[ ] *`` braced (a cell opening with one would be read as the
     argument of the ``\\\\`` or ``\\midrule`` before it), and the few symbols statbench
-    writes (→ ± ↑ ↓ α) spelled as commands. Other non-ASCII text is left as UTF-8 (accented
+    writes (→ ± ↑ ↓ α) spelled as commands; invisible format characters as escapes
+    (:func:`visible`). Other non-ASCII text is left as UTF-8 (accented
     Latin letters compile with pdflatex; a script it has no font for, such as Chinese, needs
     xelatex or the CJK package)."""
-    return "".join(_LATEX.get(ch, ch) for ch in one_line(text))
+    return "".join(_LATEX.get(ch, ch) for ch in visible(text))
+
+
+def visible(text: str) -> str:
+    """:func:`one_line`, and every other invisible format character (a zero-width space, a
+    soft hyphen, a BOM: Unicode category Cf) as an escape too (``\\u200b``), as LaTeX writes
+    a label: pdflatex stops on them, and a reader could not see them."""
+    return "".join(ascii(ch)[1:-1] if unicodedata.category(ch) == "Cf" else ch for ch in one_line(text))
 
 
 @dataclass(frozen=True)
@@ -276,7 +304,7 @@ def text_width(text: str, shape: str = "r") -> float:
         base = unicodedata.normalize("NFD", ch)[0]  # é: e and an accent over it
         return table[ord(base) - 32] if 32 <= ord(base) < 127 else _WIDE
 
-    return sum(width(ch) for ch in one_line(text))
+    return sum(width(ch) for ch in visible(text))
 
 
 def _figure_width(cell: Cell, digits: int) -> float:
@@ -302,8 +330,8 @@ def _part_widths(table: PaperTable, sections) -> tuple[float, list[float], float
 def _floats(table: PaperTable) -> list[tuple[str, str, tuple[Section, ...], tuple[str, ...]]]:
     """(caption, label, sections, footnotes) of each float: the ranked sections with the
     table's footnotes, then (if any) the others, apart, with their own notes."""
-    ranked = tuple(s for s in table.sections if s.ranked)
-    apart = tuple(s for s in table.sections if not s.ranked)
+    ranked = tuple(s for s in table.sections if s.ranked or s.with_runs)
+    apart = tuple(s for s in table.sections if not (s.ranked or s.with_runs))
     floats = []
     if ranked or not apart:
         floats.append((table.caption, table.label, ranked, table.footnotes + tuple(n for s in ranked for n in s.notes)))
@@ -384,7 +412,7 @@ def fit_to_column(table: PaperTable, keep: str | None = None) -> tuple[PaperTabl
 def _wrapped_label(text: str, width: float) -> str:
     """A row label in a ``p`` column of ``width`` pt: ragged right, and a word wider than
     the column may break after any character (else it would stick out of the column)."""
-    words = one_line(text).split(" ")
+    words = visible(text).split(" ")
     out = []
     for word in words:
         if text_width(word) > width:

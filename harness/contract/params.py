@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping
 
 from statbench.contract.language import primary_language
@@ -251,12 +251,20 @@ def declare(spec: Mapping[str, Any]) -> dict[str, Param]:
     """``default_params`` as declared (plain values or :class:`Param`) -> ``{name: Param}``.
     A ``when`` condition must name another declared parameter and values it allows."""
     declared = {key: value if isinstance(value, Param) else Param(value) for key, value in spec.items()}
-    for key, param in declared.items():
-        for name, allowed in (pair for alternative in param.when for pair in alternative):
-            if name == key or name not in declared:
-                raise ParamError(f"parameter {key} applies with {name}=..., which is not another declared parameter")
-            for value in allowed:
-                declared[name].coerce(value, name, f"the condition of parameter {key}")
+    for key, param in list(declared.items()):
+        typed = []
+        for alternative in param.when:
+            pairs = []
+            for name, allowed in alternative:
+                if name == key or name not in declared:
+                    raise ParamError(f"parameter {key} applies with {name}=..., which is not another declared "
+                                     "parameter")
+                # compared as the values the other parameter takes ("1" for an int is 1)
+                pairs.append((name, tuple(declared[name].coerce(value, name, f"the condition of parameter {key}")
+                                          for value in allowed)))
+            typed.append(tuple(pairs))
+        if tuple(typed) != param.when:
+            declared[key] = replace(param, when=tuple(typed))
     return declared
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -33,6 +34,14 @@ def named_digests_sha256(pairs: Iterable[tuple[str, str]]) -> str:
     return digest.hexdigest()
 
 
+def chunks_sha256(chunks: Iterable[bytes]) -> str:
+    """sha256 of the bytes ``chunks`` yield, in order (a stream digested as it is read)."""
+    digest = hashlib.sha256()
+    for chunk in chunks:
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
 def bytes_sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -42,12 +51,28 @@ def text_sha256(text: str) -> str:
     return bytes_sha256(text.encode("utf-8", "surrogatepass"))
 
 
+#: the characters a field must not hold as they are in :func:`records_digest`
+_SEPARATORS = re.compile(r"[\x00-\x02]")
+_ESCAPES = {"\0": "\2a", "\1": "\2b", "\2": "\2\2"}
+
+
+def _field(text: str) -> str:
+    """A field as :func:`records_digest` writes it: as it is, unless it holds a NUL, \\x01 or
+    \\x02; then \\x02 and the field with each of those escaped (\\x02a, \\x02b, \\x02\\x02):
+    a separator inside a field is never read as a boundary, and a field without one (all
+    real data) digests as it always did."""
+    if not _SEPARATORS.search(text):
+        return text
+    return "\2" + _SEPARATORS.sub(lambda m: _ESCAPES[m.group()], text)
+
+
 def records_digest(records: Iterable[Iterable[str]]) -> str:
     """sha256 over a sequence of records, each a sequence of strings: fields joined by NUL,
-    each record ended by \\x01 (so neither moving a boundary nor reordering goes unseen)."""
+    each record ended by \\x01 (so neither moving a boundary nor reordering goes unseen; a
+    field holding one of those characters is escaped, :func:`_field`)."""
     digest = hashlib.sha256()
     for record in records:
-        digest.update("\0".join(record).encode("utf-8", "surrogatepass"))
+        digest.update("\0".join(map(_field, record)).encode("utf-8", "surrogatepass"))
         digest.update(b"\1")
     return digest.hexdigest()
 

@@ -5,10 +5,10 @@ it, never an ``EOFError`` or an exhausted memory."""
 
 from __future__ import annotations
 
-import hashlib
 import zlib
 from pathlib import Path
 
+from statbench.data.checksum import chunks_sha256
 from statbench.errors import DataFormatError
 
 #: the most a run file may decompress to, as a multiple of its gzipped size
@@ -33,10 +33,7 @@ def gunzip(data: bytes, path) -> bytes:
 
 def gunzipped_sha256(path: Path) -> str:
     """sha256 of a gzip file's content, read in chunks (same bound and messages)."""
-    digest = hashlib.sha256()
-    for chunk in _members(Path(path).read_bytes(), path):
-        digest.update(chunk)
-    return digest.hexdigest()
+    return chunks_sha256(_members(Path(path).read_bytes(), path))
 
 
 def _members(data: bytes, path):

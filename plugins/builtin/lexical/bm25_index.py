@@ -6,7 +6,7 @@ document in Python (most of an uncached STARD run's indexing time). Here the ter
 frequencies come from one sort of (term, document) pairs and every score from bm25s's
 own idf and term-frequency functions applied to whole arrays, in the dtypes bm25s's
 per-document arithmetic uses (numpy >= 2 promotion), so each stored score is the same
-float32 bit for bit (tests/test_lexical_models.py compares the two indexes). Term ids
+float32 bit for bit (tests/models/lexical/test_lexical_models.py compares the two indexes). Term ids
 differ from bm25s's (it numbers terms in set order, which varies between processes);
 scores and rankings do not depend on them."""
 
