@@ -46,10 +46,11 @@ def read_card(results_path: Path, results) -> tuple[Card | None, str | None]:
         return None, f"its model card is not shown: {str(exc).splitlines()[0]}"
     if problems:
         return None, f"its model card ({path}) is not shown: {'; '.join(problems[:3])}"
-    return _card(card), None
+    return card_view(card), None
 
 
-def _card(card: dict) -> Card:
+def card_view(card: dict) -> Card:
+    """What a row shows of a model card that read and agrees with its result."""
     model = card["model"]
     source = card["source"]
     weights = "local (not on a hub)" if source == "local" else f"{source['hub_id']} at revision {source['revision']}"

@@ -22,11 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from statbench.storage.filedigests import file_digests
 from statbench.errors import DataFormatError, StatbenchError
-from statbench.leaderboard.identity import budget, identity  # noqa: F401 (identity: part of this module's interface)
-from statbench.leaderboard.identity import canonical
-from statbench.leaderboard.submission import REPOSITORY_MARKER, RESULTS_DIR, RESULTS_FILE
+from statbench.leaderboard.identity import budget, canonical, identity  # noqa: F401 (identity: part of this module's interface)
+from statbench.leaderboard.submission import RESULTS_DIR, RESULTS_FILE, repository_holding
 from statbench.results.record import ModelRecord, Results, as_scores, parse_strict, read_results  # noqa: F401
 from statbench.scoring.publishable import (  # noqa: F401 (the checks live in the core; named here too)
     agreement_problems,
@@ -36,6 +34,7 @@ from statbench.scoring.publishable import (  # noqa: F401 (the checks live in th
     join_problems,
     score_problems,
 )
+from statbench.storage.filedigests import file_digests
 
 if TYPE_CHECKING:
     from statbench.leaderboard.records import RecordCache
@@ -319,22 +318,13 @@ def find_results(root: Path) -> list[Path]:
     return sorted(found)
 
 
-def _repository_of(root: Path) -> Path | None:
-    """The results repository (the folder with its marker) ``root`` is, or is inside."""
-    root = Path(root).absolute()
-    for folder in (root, *root.parents):
-        if (folder / REPOSITORY_MARKER).is_file():
-            return folder
-    return None
-
-
 def meant_for_repository(root: Path, paths: list[Path]) -> list[Path]:
     """Of ``paths`` (found below ``root``), the files a results repository holds that are not
     results: its marker, anything outside its ``results/`` folder, and any file of a
     submission folder (``results/TASK/LABEL/CONFIG/``) but its results.json (the model card,
     the source record, reproduction verdicts: what ``submit`` and the checks write). They are
     not read as results and not worth a note."""
-    repository = _repository_of(root)
+    repository = repository_holding(root)
     if repository is None:
         return []
     meant = []

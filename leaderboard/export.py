@@ -134,7 +134,7 @@ def build_export(results_dir, board: str, measures=(), selectors=(), baseline: s
         _significance,
         _task_info,
     )
-    from statbench.leaderboard.submission import repository_above, submission_problem
+    from statbench.leaderboard.submission import accepted_submission
     from statbench.leaderboard.verdicts import VerdictReader
     from statbench.scoring.significance import ALPHA, primary_measure
 
@@ -149,8 +149,8 @@ def build_export(results_dir, board: str, measures=(), selectors=(), baseline: s
     rows = collected.boards[board]
     # a results repository's rows that `leaderboard check` refuses are off the table, as off the site
     markers: dict[str, bool] = {}
-    off = [(r, problem) for r in rows if repository_above(r.path, markers) is not None
-           and (problem := submission_problem(r.path, r.results)) is not None]
+    accepted = {r.key: accepted_submission(r.path, lambda r=r: r.results, markers) for r in rows}
+    off = [(r, accepted[r.key]) for r in rows if isinstance(accepted[r.key], str)]
     if off:
         rows = [r for r in rows if all(r is not o for o, _ in off)]
         collected.boards[board] = rows  # _select reads the board from collected
@@ -175,7 +175,7 @@ def build_export(results_dir, board: str, measures=(), selectors=(), baseline: s
     chosen = _select(collected, board, rows, labels, selectors, include_budget, notes)
     verdicts = VerdictReader(notes)
     for r in chosen:  # each row's level and card, as the board shows them (.levels)
-        _annotate(r, verdicts)
+        _annotate(r, verdicts, accepted[r.key])
         notes.extend(f"{labels[r.key]}: {problem}" for problem in r.problems)
     if not selectors:
         chosen.sort(key=lambda r: index[r.key])

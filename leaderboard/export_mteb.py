@@ -41,6 +41,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from statbench.data.atomic import nearest_existing
+
 NO_REVISION = "no_revision_available"  # MTEB's own word for a model without a revision
 #: the longest path component written (bytes of UTF-8; file systems allow 255)
 MAX_COMPONENT = 200
@@ -120,9 +122,7 @@ def check_writable(out: Path, relatives) -> None:
             if path.is_dir():
                 raise StatbenchError(f"--output {out}: {path} is a folder (a file of the export goes there): "
                                      "nothing exported")
-            above = path.parent
-            while not above.exists() and not above.is_symlink() and above != above.parent:
-                above = above.parent
+            above = nearest_existing(path.parent)
             if not above.is_dir():
                 raise StatbenchError(f"--output {out}: {above} is not a folder (the export writes {path}): "
                                      "nothing exported")

@@ -28,7 +28,7 @@ from statbench.data.atomic import reclaim, replace_dir, staging_dir
 from statbench.data.checksum import bytes_sha256, file_sha256
 from statbench.errors import StatbenchError
 from statbench.leaderboard.breakdowns import breakdown_sections
-from statbench.leaderboard.cardview import card_file, read_card, training
+from statbench.leaderboard.cardview import card_file, card_view, read_card, training
 from statbench.leaderboard.collect import FIRST_VERSION, Row, collect, is_bounded
 from statbench.leaderboard.efficiency import COLUMNS as EFFICIENCY_COLUMNS
 from statbench.leaderboard.efficiency import efficiency_cells
@@ -61,7 +61,7 @@ from statbench.leaderboard.source import (
     read_source,
     unpublished_reasons,
 )
-from statbench.leaderboard.submission import repository_above, submission_problem
+from statbench.leaderboard.submission import Accepted, accepted_submission
 from statbench.leaderboard.verdicts import VerdictReader
 from statbench.scoring.reproduction import copy_reproduction
 from statbench.storage.filedigests import file_digests
@@ -1255,13 +1255,12 @@ def _drop_refused(tasks: dict[str, list[Row]], report: BuildReport) -> None:
             if verification is not None and verification.status == "refused":
                 report.problems.append(f"{name}: refused {row.path}: {verification.reason}")
                 report.refused.append(str(row.path))
-            elif repository_above(row.path, markers) is not None and \
-                    (problem := submission_problem(row.path, row.results)) is not None:
+            elif isinstance(accepted := accepted_submission(row.path, lambda: row.results, markers), str):
                 report.problems.append(f"{name}: left off {row.path}: not a submission 'leaderboard check' accepts: "
-                                       f"{problem}")
+                                       f"{accepted}")
                 report.not_submissions.append(str(row.path))
             else:
-                _annotate(row, verdicts)
+                _annotate(row, verdicts, accepted)
                 kept.append(row)
         if kept:
             tasks[name] = kept
@@ -1269,12 +1268,16 @@ def _drop_refused(tasks: dict[str, list[Row]], report: BuildReport) -> None:
             del tasks[name]
 
 
-def _annotate(row: Row, verdicts: VerdictReader) -> None:
+def _annotate(row: Row, verdicts: VerdictReader, accepted: Accepted | None) -> None:
     """A row's level (what this build checked, with the reproduction verdict recorded for
     its files), its model card (a submission's, shown as declared) and its code's source (a
     submission's ``source.json``; a string: why it did not read): all part of what its view
-    is made of (.rowviews, .incremental)."""
+    is made of (.rowviews, .incremental). ``accepted``: a repository's submission, its card
+    and source as its check read them (not read again); None: a results file elsewhere."""
     row.level = level_of(getattr(row, "verification", None), verdicts.of(row.path))
+    if accepted is not None:
+        row.source, row.card = accepted.source, card_view(accepted.card)
+        return
     row.source = None
     if os.path.isfile(os.path.join(os.path.dirname(os.fspath(row.path)), SOURCE_FILE)):
         try:

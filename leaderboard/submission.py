@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -309,34 +310,44 @@ def _agreement(folder: Path, present: dict[str, Path], source: SourceRecord | No
     return card
 
 
-def repository_above(path, known: dict[str, bool] | None = None) -> Path | None:
-    """The results repository holding ``path`` (the nearest folder above it, as written, with
-    the marker), or None. ``known``: folder -> whether it holds the marker, kept between
-    calls (a build asks for every row: each folder is looked at once)."""
-    for folder in Path(os.path.abspath(path)).parents:
-        key = os.fspath(folder)
-        if known is None or key not in known:
-            found = (folder / REPOSITORY_MARKER).is_file()
-            if known is None:
-                if found:
-                    return folder
-                continue
-            known[key] = found
-        if known[key]:
-            return folder
+def repository_holding(folder, known: dict[str, bool] | None = None) -> Path | None:
+    """The results repository holding ``folder``: the nearest folder at or above it (as
+    written, made absolute) with the marker, or None. ``known``: folder -> whether it holds
+    the marker, kept between calls (a build asks for every row: each folder is looked at once)."""
+    start = Path(os.path.abspath(folder))
+    for candidate in (start, *start.parents):
+        key = os.fspath(candidate)
+        found = known.get(key) if known is not None else None
+        if found is None:
+            found = (candidate / REPOSITORY_MARKER).is_file()
+            if known is not None:
+                known[key] = found
+        if found:
+            return candidate
     return None
 
 
-def submission_problem(results_path: Path, results: Results) -> str | None:
-    """Why a results file inside a results repository (the nearest folder upward with its
-    marker), read as ``results``, is not a submission :func:`read_submission` accepts (the
-    run file aside: a build's verifier hashes it), in one line; None when it is one or is
-    in no repository. A board built from a repository shows only its submissions: a results
-    file outside a submission folder, or a folder whose model card is missing or does not
-    read (its declared training, test queries seen or not, is then unknown), is what
-    ``leaderboard check`` refuses."""
+@dataclass(frozen=True)
+class Accepted:
+    """What a build shows of a submission its check accepts: its model card (as read and
+    checked against the result) and its source record (None: an older one without)."""
+
+    card: dict
+    source: SourceRecord | None
+
+
+def accepted_submission(results_path: Path, read_results: Callable[[], Results],
+                        known: dict[str, bool] | None = None) -> Accepted | str | None:
+    """A results file inside a results repository (:func:`repository_holding`), whose record
+    ``read_results()`` gives (called only inside a repository: a build's other rows are not
+    loaded): its :class:`Accepted` card and source when it is a submission
+    :func:`read_submission` accepts (the run file aside: a build's verifier hashes it), else
+    the one line why not; None when it is in no repository. A board built from a repository
+    shows only its submissions: a results file outside a submission folder, or a folder whose
+    model card is missing or does not read (its declared training, test queries seen or not,
+    is then unknown), is what ``leaderboard check`` refuses."""
     path = Path(os.path.abspath(results_path))
-    repository = repository_above(path)
+    repository = repository_holding(path.parent, known)
     if repository is None:
         return None
     parts = path.relative_to(repository).parts
@@ -345,7 +356,7 @@ def submission_problem(results_path: Path, results: Results) -> str | None:
                 f"repository {repository}")
     try:
         present, source = _listing(path.parent)
-        _agreement(path.parent, present, source, results)
+        card = _agreement(path.parent, present, source, read_results())
     except (OSError, StatbenchError) as exc:
         return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return None
+    return Accepted(card, source)

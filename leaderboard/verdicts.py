@@ -36,7 +36,7 @@ from statbench import __version__
 from statbench.data.atomic import write_json
 from statbench.data.checksum import file_sha256
 from statbench.errors import DataFormatError
-from statbench.leaderboard.submission import REPOSITORY_MARKER, read_json_strict, submission_folders
+from statbench.leaderboard.submission import read_json_strict, repository_holding, submission_folders
 
 #: the repository folder holding the verdicts
 VERDICTS_DIR = "reproductions"
@@ -307,14 +307,6 @@ def _difference(path: Path, obj) -> Difference | None:
 
 # --- what the site reads ------------------------------------------------------------------------
 
-def repository_of(path: Path) -> Path | None:
-    """The results repository holding ``path``: the nearest folder upward with the marker."""
-    for folder in [Path(path).resolve(), *Path(path).resolve().parents]:
-        if (folder / REPOSITORY_MARKER).is_file():
-            return folder
-    return None
-
-
 class VerdictReader:
     """Reads the verdicts of many rows (one site build): each repository's verdict files are
     listed once, and a submission folder is hashed only when some verdict file may be its
@@ -376,7 +368,7 @@ class VerdictReader:
     def _root(self, folder: Path) -> Path | None:
         key = folder.resolve().parent
         if key not in self._roots:
-            self._roots[key] = repository_of(folder)
+            self._roots[key] = repository_holding(folder.resolve())
         return self._roots[key]
 
     def _verdict_index(self, root: Path) -> tuple[dict[str, set[str]], set[str]]:

@@ -73,6 +73,15 @@ def write_json(path, obj) -> None:
         handle.write("\n")
 
 
+def nearest_existing(path) -> Path:
+    """``path`` or its nearest folder above that exists (a dangling link counts as there):
+    what a command checks before it creates anything below it."""
+    path = Path(path)
+    while not path.exists() and not path.is_symlink() and path != path.parent:
+        path = path.parent
+    return path
+
+
 def staging_dir(target) -> Path:
     """A new empty folder beside ``target`` (same file system, so it can be renamed into
     place), named ``.NAME.staging-PID-HEX`` so :func:`reclaim` knows whose it is; readable

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from statbench.contract.params import param_text
-from statbench.data.atomic import exchange_dirs, fsync_dir
+from statbench.data.atomic import exchange_dirs, fsync_dir, nearest_existing
 from statbench.data.checksum import config_key
 from statbench.errors import StatbenchError
 from statbench.storage.paths import cache_root
@@ -97,9 +97,7 @@ class OutputSet:
                                   "give an empty folder or a previous run's output folder")
         # probe the nearest existing folder above: nothing is created before the run has
         # written its outputs (a refused run leaves no folder, above --output either)
-        parent = target.parent
-        while not parent.exists() and not parent.is_symlink() and parent != parent.parent:
-            parent = parent.parent
+        parent = nearest_existing(target.parent)
         if not parent.is_dir():
             raise OutputError(f"--output {target}: {parent} is not a folder")
         try:
