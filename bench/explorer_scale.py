@@ -142,7 +142,7 @@ def _place(results: Path, qrels: dict, rng: random.Random) -> None:
 
 
 class _Texts:
-    """Stands in for :class:`statbench.leaderboard.explorer.TaskTexts` with the data above."""
+    """Stands in for :class:`statbench.leaderboard.render.explorer.TaskTexts` with the data above."""
 
     def __init__(self, data):
         self.data = data
@@ -156,8 +156,8 @@ class _Texts:
 
 def build(results: Path, site: Path, texts) -> dict:
     """The site built in this process, the explorer's part timed apart."""
-    from statbench.leaderboard import explorer
-    from statbench.leaderboard.site import build_site
+    from statbench.leaderboard.render import explorer
+    from statbench.leaderboard.render.build import build_site
 
     spent, spent_cpu = [], []
     original = explorer.explorer_model

@@ -246,11 +246,11 @@ def generate(root: Path, n: int, seed: int = SEED, run_depth: int = 10, start: i
 
 #: the phases an in-process build is split into: module attribute -> phase
 PHASES = {
-    ("statbench.leaderboard.site", "collect"): "read + validate",
-    ("statbench.leaderboard.site", "_significance"): "significance",
-    ("statbench.leaderboard.site", "_copy_run"): "run-file copies",
-    ("statbench.leaderboard.site", "_charts"): "plots",
-    ("statbench.leaderboard.site", "_write"): "render + write",
+    ("statbench.leaderboard.render.build", "collect"): "read + validate",
+    ("statbench.leaderboard.render.build", "_significance"): "significance",
+    ("statbench.leaderboard.render.build", "_copy_run"): "run-file copies",
+    ("statbench.leaderboard.render.build", "_charts"): "plots",
+    ("statbench.leaderboard.render.build", "_write"): "render + write",
 }
 
 
@@ -275,8 +275,8 @@ def profile_build(results: Path, out: Path) -> dict:
         return wrapper
 
     targets = dict(PHASES)
-    # the bootstrap: board-wide (statbench.leaderboard.stats) or per comparison (before it)
-    targets[("statbench.leaderboard.stats", "bootstrap_intervals")] = "bootstrap"
+    # the bootstrap: board-wide (statbench.leaderboard.ranking.significance) or per comparison (before it)
+    targets[("statbench.leaderboard.ranking.significance", "bootstrap_intervals")] = "bootstrap"
     targets[("statbench.scoring.significance", "bootstrap_ci")] = "bootstrap"
     for (module_name, attr), phase in targets.items():
         try:
@@ -293,10 +293,10 @@ def profile_build(results: Path, out: Path) -> dict:
     saved.append((jinja2.Template, "render", render))
     jinja2.Template.render = timed(render, "render")
     try:
-        from statbench.leaderboard.site import build_site
+        from statbench.leaderboard.render.build import build_site
 
         try:  # what `statbench leaderboard build` passes (the same options: the same manifest)
-            from statbench.leaderboard.explorer import TaskTexts
+            from statbench.leaderboard.render.explorer import TaskTexts
 
             options = {"explorer": TaskTexts(data_dirs={}, default_folders=False)}
         except ImportError:
@@ -437,6 +437,17 @@ def _same_tree(a: Path, b: Path) -> bool:
         (a / rel).read_bytes() == (b / rel).read_bytes() for rel in files)
 
 
+def overview_built(site: Path) -> dict:
+    """What the site's first page shows of the overview (issue 36): the benchmark sections,
+    the configurations listed, the task columns run (a build without it gives zeros)."""
+    import re
+
+    html = (site / "index.html").read_text("utf-8")
+    return {"benchmarks": len(re.findall(r'<section class="overview" id="benchmark-', html)),
+            "configurations": len(re.findall(r'<tr data-family=', html)),
+            "columns_not_run": len(re.findall(r'<span class="not-run">not run</span>', html))}
+
+
 def incremental(work: Path, n: int, added: int = 10, run_depth: int = 10, board: str = "bsard") -> dict:
     """Issue 22's incremental build: a full build of ``n`` results into a new folder, the
     same build again (nothing changed), then ``added`` results added to one board and built
@@ -472,11 +483,13 @@ def incremental(work: Path, n: int, added: int = 10, run_depth: int = 10, board:
         rewritten = sorted(name for name, ino in inodes.items() if before.get(name) != ino)
         full = cli_build(results, full_site)
         identical = _same_tree(site, full_site)
+        overview = overview_built(site)
     finally:
         shutil.rmtree(extra, ignore_errors=True)
     figures = {"n": n, "added": added, "board": board, "cold": cold, "unchanged": unchanged, "after": after,
                "full_after": full, "rewritten": rewritten, "pages": len(inodes), "identical": identical,
-               "profile_unchanged": profile, "load": load}
+               "profile_unchanged": profile, "load": load,
+               "overview": overview}
     print(json.dumps(figures, default=str), file=sys.stderr, flush=True)
     return figures
 
@@ -502,6 +515,9 @@ def incremental_table(runs: list[dict]) -> str:
     row("pages written anew / pages", lambda r: f"{len(r['rewritten'])} / {r['pages']} "
                                                  f"({', '.join(r['rewritten'][:4])}{', …' if len(r['rewritten']) > 4 else ''})")
     row("incremental site == full build, byte for byte", lambda r: "yes" if r["identical"] else "**NO**")
+    row("overview on the first page: benchmarks / configurations / task columns not run",
+        lambda r: "{benchmarks} / {configurations} / {columns_not_run}".format(**r["overview"]) if "overview" in r
+        else "not built")
     row("load average (1 min) before the cold / unchanged / after-adding builds",
         lambda r: " / ".join(f"{r.get('load', {}).get(k, float('nan')):.1f}" for k in ("cold", "unchanged", "after")))
     return "\n".join(lines)

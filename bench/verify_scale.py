@@ -311,7 +311,7 @@ if __name__ == "__main__":
         spec.loader.exec_module(module)
         verifier = module.Verifier({"ukstat": data_dir})
     else:
-        from statbench.leaderboard.verify import Verifier
+        from statbench.leaderboard.verify.verify import Verifier
         verifier = Verifier({"ukstat": data_dir}, ahead=root)
     paths = sorted(root.rglob("results.json"))
     records = [Results.read(p) for p in paths]

@@ -14,13 +14,15 @@ moves a name between its own modules. The text analysis of the built-in lexical 
 
 The built-in model families import statbench's names from here too (tests/models/test_front_door.py
 fails otherwise), so what they need beyond a task's readers is here as well: cache keys and
-digests, model weights (local copies, fingerprints, how to fetch them), one bound on a
-network wait, and a warning before long work. :func:`fetch_advice` is the one function
+digests, model weights (local copies, fingerprints, how to fetch them), reaching the
+Hugging Face hub (offline mode, one bound on a whole fetch), MTEB's names (for the ``mteb``
+retriever), one bound on a network wait, and a warning before long work. :func:`fetch_advice` is the one function
 defined here: how to fetch a model's weights, without handing out the recipe registry.
 """
 
 from __future__ import annotations
 
+from statbench.contract.benchmark import Benchmark, BenchmarkError, BenchmarkTask
 from statbench.contract.language import primary_language
 from statbench.contract.model import Reranker, Retriever, RunContext
 from statbench.contract.params import Param, ParamError
@@ -57,12 +59,24 @@ from statbench.data.gunzip import gunzip
 from statbench.data.runfile import read_qrels, read_run
 from statbench.data.validation import check_qrels_against_corpus
 from statbench.errors import DataFormatError, DownloadError, StatbenchError, UnknownNameError, one_line
+from statbench.loading.mteb_names import mteb_language, mteb_metadata, registered_meta
 from statbench.loading.splits import carve_dev, kfold_assignment, kfold_splits
 from statbench.loading.taskdef import DefinedTask
 from statbench.registry.hookspecs import hookimpl
 from statbench.scoring.measures import CustomMeasure
 from statbench.storage import model_recipes
 from statbench.storage.cache import MANIFEST, CacheEntry, cached
+from statbench.storage.hub import (
+    FetchStalled,
+    dataset_fetch_hint,
+    fetch_timeout,
+    fetch_within_bound,
+    hub_cache_dir,
+    in_hub_cache,
+    offline_if_unreachable,
+    offline_mode,
+    offline_reason,
+)
 from statbench.storage.keys import corpus_checksum, ids_digest, keyed_entry
 from statbench.storage.weights import fingerprint, local_copy_dir, resolve
 from statbench.terminal.progress import warn_if_long
@@ -71,6 +85,8 @@ __all__ = [
     # the types a plugin implements or returns
     "Task", "TaskInfo", "Protocol", "Published", "PublishedData", "PoolInfo", "DefinedTask",
     "Retriever", "Reranker", "RunContext", "Param", "CustomMeasure", "hookimpl",
+    # a benchmark: a named, versioned set of tasks (the register_benchmarks hook)
+    "Benchmark", "BenchmarkTask", "BenchmarkError",
     "Document", "Query", "Split", "TaskData", "Measure", "Ranking", "Qrels", "FAMILIES",
     # errors
     "StatbenchError", "DataFormatError", "DownloadError", "UnknownNameError", "ParamError", "one_line",
@@ -85,6 +101,11 @@ __all__ = [
     "ids_digest", "corpus_checksum",
     # a model's weights: the local copy statbench uses, its identity, how to fetch it
     "resolve", "local_copy_dir", "fingerprint", "fetch_advice",
+    # the Hugging Face hub: out of reach (offline mode), one bound on a whole fetch
+    "offline_reason", "offline_mode", "offline_if_unreachable", "in_hub_cache", "hub_cache_dir", "fetch_timeout",
+    "fetch_within_bound", "FetchStalled", "dataset_fetch_hint",
+    # MTEB's names for a statbench task's language and an ``mteb:`` task, its registry of models (the mteb extra)
+    "mteb_language", "mteb_metadata", "registered_meta",
     # network waits and long work
     "call_within", "DeadlinePassed", "bound_from_env", "warn_if_long",
     # the built-in lexical models' text analysis (their tokens, for a plugin's own scoring)

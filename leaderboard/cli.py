@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from statbench import hookimpl
+from statbench.leaderboard.export.paper import export
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
@@ -19,11 +20,9 @@ def one_line(text: str) -> str:
     escapes) are shown as escapes (``\\n``, ``\\x1b``), never passed to the terminal."""
     return _CONTROL.sub(lambda m: ascii(m.group())[1:-1], text)
 
-
 @click.group()
 def leaderboard():
     """Build the static leaderboard site; check and set up a results repository."""
-
 
 @leaderboard.command()
 @click.option("--results", "results_dir", type=click.Path(file_okay=False, path_type=Path),
@@ -34,7 +33,9 @@ def leaderboard():
               help="Folder the site is written to (replaced as a whole on each build).")
 @click.option("--baseline", default="bm25", show_default=True,
               help="Model every result is tested against (model name, or 'model → reranker').")
-@click.option("--measure", help="Measure label to test [default: each task's primary measure].")
+@click.option("--measure", help="Measure label to test, alone: its comparisons' table, and ▲/▼ on its column only "
+                                "(Holm over its tests) [default: each task's primary measure, with ▲/▼ on every "
+                                "measure, Holm over all of a board's tests].")
 @click.option("--run-files/--no-run-files", default=True, show_default=True,
               help="Copy the run files (gzipped) into the site and link them.")
 @click.option("--verify", is_flag=True,
@@ -52,9 +53,9 @@ def leaderboard():
                    "'leaderboard check'.")
 def build(results_dir, out_dir, baseline, measure, run_files, verify, allow_unverified, data_dirs, strict):
     """Write an index and one page per task; invalid results files are reported and skipped."""
-    from statbench.leaderboard.explorer import TaskTexts
-    from statbench.leaderboard.site import build_site
-    from statbench.leaderboard.verify import verifier_from_options
+    from statbench.leaderboard.render.build import build_site
+    from statbench.leaderboard.render.explorer import TaskTexts
+    from statbench.leaderboard.verify.verify import verifier_from_options
 
     if (allow_unverified or strict) and not verify:
         raise click.UsageError("--allow-unverified and --strict go with --verify")
@@ -81,7 +82,6 @@ def build(results_dir, out_dir, baseline, measure, run_files, verify, allow_unve
             click.echo(f"error: {'; '.join(failures)} (--strict)", err=True)
             raise SystemExit(2)
 
-
 def strict_failures(verifier, report, allow_unverified: bool) -> list[str]:
     """What fails ``build --verify --strict``, as ``leaderboard check`` would fail it: refused
     rows, results files skipped as broken or inconsistent (never hidden behind a warning), a
@@ -100,7 +100,6 @@ def strict_failures(verifier, report, allow_unverified: bool) -> list[str]:
                         "shows them)")
     return failures
 
-
 @leaderboard.command()
 @click.argument("repo", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--base", help="The ref to compare with [default: the merge base with origin/main, else main].")
@@ -111,8 +110,8 @@ def strict_failures(verifier, report, allow_unverified: bool) -> list[str]:
 def check(repo, base, allow_unverified, data_dirs):
     """Check a results repository's changes since BASE (its CI runs this on each pull request):
     only added submission folders, each read strictly and verified. One line per problem, exit 2."""
-    from statbench.leaderboard.repo import check_repo
-    from statbench.leaderboard.verify import verifier_from_options
+    from statbench.leaderboard.repo.repository import check_repo
+    from statbench.leaderboard.verify.verify import verifier_from_options
 
     verifier = verifier_from_options(data_dirs, allow_unverified)
     report = check_repo(repo, base, verifier)
@@ -125,15 +124,14 @@ def check(repo, base, allow_unverified, data_dirs):
     if report.problems:
         raise SystemExit(2)
 
-
 @leaderboard.command("init-repo")
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 def init_repo(directory):
     """Make DIRECTORY a results repository: the marker, a README and the CI workflows
     (.github/workflows/check.yml checks and reproduces each pull request; publish.yml reproduces,
     records and publishes the board from the main branch), committed to git on branch main."""
-    from statbench.leaderboard.repo import init_git
-    from statbench.leaderboard.repo import init_repo as write_repo
+    from statbench.leaderboard.repo.repository import init_git
+    from statbench.leaderboard.repo.repository import init_repo as write_repo
 
     written, same = write_repo(directory)
     for path in written:
@@ -143,7 +141,6 @@ def init_repo(directory):
     said = init_git(directory, wrote=bool(written))
     if said:
         click.echo(one_line(said))
-
 
 @leaderboard.command()
 @click.argument("repo", type=click.Path(file_okay=False, path_type=Path))
@@ -165,16 +162,16 @@ def reproduce(repo, submissions, data_dirs, since, max_cpu_minutes, gpu, again, 
     virtual environment, on the same data, and compare: reproduced, not reproduced (the first
     differing query and figure) or not attempted (why). One line per submission; exit 2 when
     any is not reproduced. SUBMISSIONS: folders results/TASK/LABEL/CONFIG [default: all]."""
-    from statbench.leaderboard.reproduce import ReproduceOptions, reproduce_repo
-    from statbench.leaderboard.verify import verifier_from_options
+    from statbench.leaderboard.reproduce.submissions import ReproduceOptions, reproduce_repo
+    from statbench.leaderboard.verify.verify import verifier_from_options
 
     if since is not None and submissions:
         raise click.UsageError("give SUBMISSIONS or --since, not both")
     if take is not None:
         if submissions or since is not None:
             raise click.UsageError("--take records verdicts made elsewhere: give no SUBMISSIONS nor --since")
-        from statbench.leaderboard.submission import check_repository
-        from statbench.leaderboard.verdicts import take_verdicts
+        from statbench.leaderboard.repo.submission import check_repository
+        from statbench.leaderboard.reproduce.verdicts import take_verdicts
 
         taken, notes = take_verdicts(check_repository(repo), take)
         for note in notes:
@@ -194,10 +191,7 @@ def reproduce(repo, submissions, data_dirs, since, max_cpu_minutes, gpu, again, 
     if report.failed:
         raise SystemExit(2)
 
-
 @hookimpl
 def register_commands(cli):
-    from statbench.leaderboard.export import export  # `leaderboard export`: tables for a paper
-
     leaderboard.add_command(export)
     cli.add_command(leaderboard)

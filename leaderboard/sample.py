@@ -11,6 +11,7 @@ import statistics
 from collections.abc import Mapping
 from pathlib import Path
 
+from statbench.data.atomic import write_json, write_text
 from statbench.results.record import (
     MeanStd,
     MeasureRecord,
@@ -22,7 +23,6 @@ from statbench.results.record import (
     SplitScores,
     TaskRecord,
 )
-from statbench.data.atomic import write_json, write_text
 
 SAMPLE_TASK = "toy"
 SAMPLE_MEASURES = ("R@5", "R@10", "R@100", "nDCG@10")

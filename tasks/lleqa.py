@@ -40,6 +40,7 @@ from statbench.data.deadline import DeadlinePassed, call_within
 from statbench.data.validation import check_file_qrels
 from statbench.errors import DataFormatError, DownloadError, one_line
 from statbench.loading.taskdef import DefinedTask
+from statbench.storage import hub
 from statbench.tasks.belgian import PATH_SEPARATOR, article_title, heading_fields
 
 HUB_ID = "maastrichtlawtech/lleqa"
@@ -189,18 +190,17 @@ def export_from_hub(root: Path, names: list[str], log: logging.Logger) -> str | 
     """Write each named file into ``root`` from the hub (``HUB_EXPORTS``), as JSON Lines,
     atomically. Offline, without the ``datasets`` library, or refused by the hub (gated: the
     terms not accepted, no login), it stops and returns why (``None``: all written)."""
-    # the one offline probe (HF_HUB_OFFLINE, 3 s) and the one overall bound on a fetch
-    from statbench.models.shared.hub import FetchStalled, fetch_timeout, offline_reason
-
+    # the one offline probe (HF_HUB_OFFLINE, 3 s) and the one overall bound on a fetch (looked up
+    # on the module at each call: tests patch them there)
     page = f"https://huggingface.co/datasets/{HUB_ID}"
-    reason = offline_reason()
+    reason = hub.offline_reason()
     if reason is not None:
         return f"not downloaded from the hub: {reason}"
     try:
         from datasets import load_dataset
     except ImportError:
         return "downloading from the hub needs the datasets library (pip install 'statbench[neural]')"
-    bound = fetch_timeout()
+    bound = hub.fetch_timeout()
     deadline = time.monotonic() + bound  # one bound for every file: the whole export is one fetch
     for name in names:
         config, split = HUB_EXPORTS[name]
@@ -212,7 +212,7 @@ def export_from_hub(root: Path, names: list[str], log: logging.Logger) -> str | 
             with atomic_open(dest, "wb") as out:
                 dataset.to_json(out, force_ascii=False)
         except DeadlinePassed:
-            return f"not downloaded: {FetchStalled(f'{name} ({HUB_ID}, {config}/{split})', bound)}"
+            return f"not downloaded: {hub.FetchStalled(f'{name} ({HUB_ID}, {config}/{split})', bound)}"
         except Exception as exc:  # noqa: BLE001 - network, auth and library errors all mean: not downloaded
             return (f"could not download {name} from the hub ({one_line(exc)}); the dataset is gated: accept "
                     f"its terms at {page} and log in (huggingface-cli login, or HF_TOKEN)")

@@ -101,7 +101,7 @@ def rows_by_folder(collected) -> dict[str, object]:
 
 def empty_results_repository(tmp_path: Path) -> Path:
     """A results repository with nothing in it but its marker (``tmp_path/repo``)."""
-    from statbench.leaderboard.submission import write_repository_marker
+    from statbench.leaderboard.repo.submission import write_repository_marker
 
     root = tmp_path / "repo"
     root.mkdir()

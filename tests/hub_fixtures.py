@@ -1,4 +1,4 @@
-"""The Hugging Face hub module with the network blocked (only 127.0.0.1 answers), and its
+"""The built-in models' hub module with the network blocked (only 127.0.0.1 answers), and its
 endpoint pointed at a local address: for the tests of offline use and network bounds."""
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ def hub(monkeypatch):
     from huggingface_hub import constants
 
     from statbench.models.shared import hub as hub_module
+    from statbench.storage import hub as hub_reach
 
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    monkeypatch.setattr(hub_module, "_probes", {})
+    monkeypatch.setattr(hub_reach, "_probes", {})  # the probe is the core's (statbench.storage.hub)
     real = socket.getaddrinfo
 
     def local_only(host, *args, **kwargs):

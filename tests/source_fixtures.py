@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from statbench.leaderboard.source_finder import SourceFinder
+from statbench.leaderboard.repo.source_finder import SourceFinder
 from statbench.results.record import PluginRecord
 
 NAME, VERSION = "sb-fake-plug", "1.0"

@@ -21,9 +21,11 @@ from typing import TYPE_CHECKING, Sequence
 import click
 
 from statbench import __version__
+from statbench.commands.compare import measure_label
 from statbench.commands.repeated_options import refuse_repeated_options
-from statbench.errors import StatbenchError, one_line
-from statbench.terminal.console import ConsoleFilter, make_console
+from statbench.errors import StatbenchError, UnknownNameError, one_line
+from statbench.registry.plugins import collect_commands, get_registry
+from statbench.terminal.console import ConsoleFilter, make_console, progress_bars
 
 if TYPE_CHECKING:  # imported when needed: statbench --help stays fast
     from statbench.run.request import RunRequest
@@ -81,8 +83,6 @@ class _Group(click.Group):
         root = ctx.find_root()
         if _PLUGIN_COMMANDS not in root.meta:
             try:
-                from statbench.registry.plugins import collect_commands
-
                 root.meta[_PLUGIN_COMMANDS] = collect_commands(set(self.commands))
             except Exception:  # noqa: BLE001 - the core commands must keep working whatever happens
                 log.debug("collecting plugin commands failed", exc_info=True)
@@ -160,7 +160,6 @@ def run(task, model, params, reranker, reranker_params, pool, rerank_depth, spli
         os.environ["STATBENCH_ALLOW_SPEND"] = "1"
     from statbench.commands.tables import print_scores
     from statbench.run.runner import execute
-    from statbench.terminal.console import progress_bars
 
     console = make_console()
     with progress_bars(console, enabled=progress and console.is_terminal) as bars:
@@ -235,10 +234,6 @@ def _measure_labels(task: str, wanted) -> list[str]:
     measures. Checked against the task's declaration, before any run is read."""
     if not wanted:
         return []
-    from statbench.commands.compare import measure_label
-    from statbench.errors import UnknownNameError
-    from statbench.registry.plugins import get_registry
-
     declared = get_registry().get("tasks", task).cls.task_info().measures
     known = [m.label for m in declared]
     labels = []
@@ -272,15 +267,15 @@ def _only_measures(scores: dict, labels: list[str]) -> dict:
 
 
 @cli.command(name="list")
-@click.argument("what", type=click.Choice(["tasks", "models", "measures", "all"]), default="all")
+@click.argument("what", type=click.Choice(["tasks", "models", "measures", "benchmarks", "all"]), default="all")
 @click.argument("name", required=False)
 @click.option("-v", "--verbose", is_flag=True,
               help="Every detail: protocols and split sizes, all measures, every parameter's default.")
 def list_(what, name, verbose):
-    """List registered tasks, models and custom measures, one line each; NAME (e.g.
-    `statbench list models bm25`) or -v shows every detail."""
+    """List registered tasks, models, custom measures and benchmarks, one line each; NAME
+    (e.g. `statbench list models bm25`, `statbench list benchmarks statutes-v1`) or -v shows
+    every detail."""
     from statbench.commands.tables import print_registry
-    from statbench.registry.plugins import get_registry
 
     print_registry(make_console(), get_registry(), what, verbose=verbose, name=name)
 
@@ -291,7 +286,6 @@ def list_(what, name, verbose):
 def plugins(ctx, as_json):
     """List installed plugins, what each registers, and any that failed to load."""
     from statbench.commands.tables import print_plugins
-    from statbench.registry.plugins import get_registry
 
     records = cli.plugin_command_records(ctx)
     registry = get_registry()

@@ -10,7 +10,12 @@ import logging
 from pathlib import Path
 
 import click
+
 from statbench.registry.hookspecs import hookimpl
+from statbench.storage.model_recipes import entry, get, problem, recipes, routes
+from statbench.storage.model_recipes import fetch as fetch_recipe
+from statbench.terminal.console import make_console
+from statbench.terminal.progress import progress_bars
 
 log = logging.getLogger("statbench")
 
@@ -28,11 +33,6 @@ def models():
 def fetch(name, source, quiet):
     """Assemble model NAME into the statbench cache (checksummed; a rerun does nothing).
     Without NAME: list every recipe."""
-    from statbench.storage.model_recipes import fetch as fetch_recipe
-    from statbench.storage.model_recipes import get
-    from statbench.terminal.console import make_console
-    from statbench.terminal.progress import progress_bars
-
     if name is None:
         _echo_recipes()
         return
@@ -53,8 +53,6 @@ def list_recipes():
 
 def _echo_recipes() -> None:
     """One line per recipe: name, hub id, whether fetched, what it is, every route to it."""
-    from statbench.storage.model_recipes import entry, problem, recipes, routes
-
     for name, recipe in sorted(recipes().items()):
         state = "not fetched"
         if entry(recipe).path.is_dir() or entry(recipe).path.is_symlink():

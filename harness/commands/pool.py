@@ -11,7 +11,12 @@ from pathlib import Path
 
 import click
 
+from statbench.data.checksum import file_sha256
+from statbench.data.dataio import read_json
+from statbench.errors import StatbenchError, one_line
 from statbench.registry.hookspecs import hookimpl
+from statbench.registry.plugins import get_registry
+from statbench.terminal.console import make_console, progress_bars
 
 log = logging.getLogger("statbench")
 
@@ -31,8 +36,7 @@ def pool():
 @click.option("--progress/--no-progress", default=True, help="Show progress bars.")
 def build(task, retriever, params, name, depth, data_dir, progress):
     """Run a retriever on every query and freeze its top DEPTH as a checksummed pool."""
-    from statbench.run.pool_build import build_pool
-    from statbench.terminal.console import make_console, progress_bars
+    from statbench.run.pool_build import build_pool  # the run machinery: `statbench --help` loads this module
 
     console = make_console()
     command = shlex.join(["statbench", *sys.argv[1:]]) if sys.argv[1:2] == ["pool"] else ""
@@ -53,12 +57,7 @@ def list_(task, data_dir):
     from rich.markup import escape
     from rich.table import Table
 
-    from statbench.data.checksum import file_sha256
-    from statbench.data.dataio import read_json
-    from statbench.errors import StatbenchError, one_line
-    from statbench.loading.pools import pool_files, sidecar_path
-    from statbench.registry.plugins import get_registry
-    from statbench.terminal.console import make_console
+    from statbench.loading.pools import pool_files, sidecar_path  # read only here: `statbench --help` loads this module
 
     entry = get_registry().get("tasks", task)
     folder = entry.cls().data_folder(data_dir) if hasattr(entry.cls, "data_folder") else data_dir

@@ -22,7 +22,11 @@ from importlib import resources
 from pathlib import Path
 from string import Template
 
+from statbench import __version__
+from statbench.data.dataio import read_jsonl, record_id
 from statbench.errors import StatbenchError
+from statbench.loading.beir import find_folder, load_beir, task_info
+from statbench.registry.plugins import get_registry
 
 NAME = re.compile(r"^[a-z][a-z0-9_-]*$")  # task.schema.json's pattern for a task name
 #: queries per split and distractor documents copied into the test sample
@@ -39,10 +43,6 @@ def class_name(name: str) -> str:
 
 def scaffold_from_beir(name: str, beir_path, out_dir, log: logging.Logger | None = None) -> Path:
     """Write ``out_dir/statbench-task-NAME/`` for the BEIR folder ``beir_path``; returns it."""
-    from statbench import __version__
-    from statbench.loading.beir import find_folder, load_beir, task_info
-    from statbench.registry.plugins import get_registry
-
     log = log or logging.getLogger("statbench")
     if not NAME.match(name):
         raise StatbenchError(f"task name {name!r}: use lower-case letters, digits, '-' and '_', starting with a letter")
@@ -178,8 +178,6 @@ def definition(name: str, info, found, data) -> dict:
 def write_sample(found, data, folder: Path) -> None:
     """A small folder in the same layout for the plugin's own test: the first few test
     queries of each split, the documents they judge, and a few other documents."""
-    from statbench.data.dataio import read_jsonl, record_id
-
     queries: list[str] = []
     for split in data.splits:
         queries.extend(q for q in split.test[:SAMPLE_QUERIES] if q not in queries)
@@ -194,8 +192,7 @@ def write_sample(found, data, folder: Path) -> None:
                 row = {"_id": doc_id, **({"title": obj["title"]} if "title" in obj else {}), "text": obj["text"]}
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
     with open(folder / "queries.jsonl", "w", encoding="utf-8") as out:
-        for qid in queries:
-            out.write(json.dumps({"_id": qid, "text": data.queries[qid].text}, ensure_ascii=False) + "\n")
+        out.writelines(json.dumps({"_id": qid, "text": data.queries[qid].text}, ensure_ascii=False) + "\n" for qid in queries)
     for split in data.splits:
         chosen = split.test[:SAMPLE_QUERIES]
         lines = [f"{q}\t{d}\t{g}\n" for q in chosen for d, g in data.qrels[q].items()]

@@ -33,12 +33,16 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
+import sys
 import unicodedata
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from statbench.data.atomic import write_text
 from statbench.data.checksum import text_sha256
+from statbench.errors import StatbenchError
 
 FORMATS = ("latex", "markdown", "csv")
 TableFormat = Literal["latex", "markdown", "csv"]
@@ -71,8 +75,6 @@ _LABEL_CHARACTERS = re.compile(r"[A-Za-z0-9:.\-]+")
 def check_label(label: str) -> str:
     r"""``label`` if LaTeX can use it as it is (letters, digits, ``- : .``), else refused with
     one line: a ``\label`` is not escaped (``\ref`` must spell it the same)."""
-    from statbench.errors import StatbenchError
-
     if not _LABEL_CHARACTERS.fullmatch(label or ""):
         raise StatbenchError(f"--label {one_line(label)!r}: a LaTeX label is letters, digits, '-', ':' and '.' only "
                              "(e.g. tab:stard-results)")
@@ -336,8 +338,9 @@ def _floats(table: PaperTable) -> list[tuple[str, str, tuple[Section, ...], tupl
     if ranked or not apart:
         floats.append((table.caption, table.label, ranked, table.footnotes + tuple(n for s in ranked for n in s.notes)))
     if apart:
-        floats.append((f"{table.caption}: figures published in papers (as reported; not re-computed, never ranked "
-                       "or tested)", f"{table.label}-published", apart, tuple(n for s in apart for n in s.notes)))
+        caption = (f"{table.caption}: figures published in papers (as reported; not re-computed, never ranked "
+                   "or tested)")
+        floats.append((caption, f"{table.label}-published", apart, tuple(n for s in apart for n in s.notes)))
     return floats
 
 
@@ -375,8 +378,6 @@ def latex_height(table: PaperTable) -> float:
     """The height (pt) of the tallest float :func:`to_latex` writes for ``table`` (an
     estimate, within a few lines): more than :data:`PAGE_PT` does not fit a page (LaTeX
     warns "Float too large for page")."""
-    import math
-
     tallest = 0.0
     for caption, _, sections, footnotes in _floats(table):
         wrap = _label_column_width(table, sections)
@@ -576,8 +577,6 @@ def to_csv(table: PaperTable) -> str:
 
 
 def render(table: PaperTable, fmt: str) -> str:
-    from statbench.errors import StatbenchError
-
     if fmt not in FORMATS:
         raise StatbenchError(f"unknown table format {fmt!r} (formats: {', '.join(FORMATS)})")
     return {"latex": to_latex, "markdown": to_markdown, "csv": to_csv}[fmt](table)
@@ -586,10 +585,6 @@ def render(table: PaperTable, fmt: str) -> str:
 def write_table(text: str, output) -> None:
     """Print ``text``, or write it to ``output`` as a unit (atomic replace)."""
     if output is None:
-        import sys
-
         sys.stdout.write(text)
         return
-    from statbench.data.atomic import write_text
-
     write_text(output, text)

@@ -6,10 +6,16 @@ text, not markup (unescaped, rich stopped ``statbench list`` with a MarkupError)
 
 from __future__ import annotations
 
+from rich.markup import escape
+from rich.table import Table
+
+from statbench.commands.benchmark_table import print_benchmarks
+from statbench.errors import UnknownNameError
+from statbench.loading.loadcache import loaded_sizes
+from statbench.results.record import as_scores
+
 
 def _esc(text) -> str:
-    from rich.markup import escape
-
     return escape(str(text))
 
 
@@ -22,9 +28,6 @@ def print_scores(console, results) -> None:
     """Measures as rows; mean ± std over splits, the pooled mean, then each split.
     ``results``: a :class:`~statbench.results.record.RunScores` (a ``Results`` is one), or the
     JSON dict ``statbench evaluate`` gives."""
-    from rich.table import Table
-    from statbench.results.record import as_scores
-
     scores = as_scores(results)
     splits = scores.splits
     many = len(splits) > 1
@@ -55,11 +58,15 @@ LIST_KINDS = {"tasks": ("tasks",), "models": ("retrievers", "rerankers"), "measu
 
 
 def print_registry(console, registry, what: str, verbose: bool = False, name: str | None = None) -> None:
-    """``statbench list``: one line per task, model and custom measure; every detail (the
+    """``statbench list``: one line per task, model, custom measure and benchmark; every detail (the
     protocols with their splits' sizes, all measures, every parameter) with ``verbose``,
     or for the one ``name`` (looked up as ``--task``/``--model`` would: ``DIST:NAME`` too).
     A task's corpus shows its declared size and, when a run has loaded it here, the loaded
     one."""
+    if what == "benchmarks":
+        print_benchmarks(console, registry, verbose=verbose, name=name)
+        report_plugin_errors(console, registry)
+        return
     kinds = list(LIST_KINDS) if what == "all" else [what]
     only = None
     if name is not None:
@@ -73,6 +80,8 @@ def print_registry(console, registry, what: str, verbose: bool = False, name: st
             _DETAILED[kind](console, entries)
         else:
             _compact(console, kind, entries)
+    if what == "all" and only is None:
+        print_benchmarks(console, registry, verbose=verbose)
     if not verbose and only is None:
         console.print("[dim]one line each: `statbench list -v` shows every detail, `statbench list tasks NAME` "
                       "(or models NAME) one of them[/]")
@@ -82,8 +91,6 @@ def print_registry(console, registry, what: str, verbose: bool = False, name: st
 def _find(registry, kinds: list[str], name: str):
     """(list kind, registry table, entry) of ``name`` among ``kinds``; unknown: refused
     with the choices."""
-    from statbench.errors import UnknownNameError
-
     choices = []
     for kind in kinds:
         for table in LIST_KINDS[kind]:
@@ -105,8 +112,6 @@ def _entries(registry, kind: str, only) -> list[tuple[str, str, object]]:
 
 
 def _compact(console, kind: str, entries) -> None:
-    from rich.table import Table
-
     table = Table(title=f"{kind} ({len(entries)})", title_justify="left", box=None, pad_edge=False)
     columns = {"tasks": ("name", "lang", "protocols (* default)", "primary", "corpus", "plugin"),
                "models": ("name", "kind", "family", "description", "plugin"),
@@ -131,8 +136,6 @@ def _compact(console, kind: str, entries) -> None:
 def _corpus_sizes(info) -> str:
     """``55,348`` as declared, plus what the last run here loaded when it differs (never
     loads anything: :func:`statbench.loading.loadcache.loaded_sizes`)."""
-    from statbench.loading.loadcache import loaded_sizes
-
     declared = info.sizes.get("corpus")
     loaded = (loaded_sizes(info.name) or {}).get("corpus")
     text = f"{declared:,}" if declared else ""
@@ -142,8 +145,6 @@ def _corpus_sizes(info) -> str:
 
 
 def _tasks_table(console, entries) -> None:
-    from rich.table import Table
-
     table = Table(title="tasks", caption="* the default protocol; another runs with --protocol NAME")
     for column in ("name", "language", "description", "protocols: splits (queries)", "measures", "plugin"):
         table.add_column(column)
@@ -155,8 +156,6 @@ def _tasks_table(console, entries) -> None:
 
 
 def _models_table(console, entries) -> None:
-    from rich.table import Table
-
     table = Table(title="models")
     for column in ("name", "kind", "family", "description", "parameters", "plugin"):
         table.add_column(column)
@@ -168,8 +167,6 @@ def _models_table(console, entries) -> None:
 
 
 def _measures_table(console, entries) -> None:
-    from rich.table import Table
-
     table = Table(title="custom measures (use like ir-measures names, e.g. F2@10)")
     for column in ("name", "description", "parameters", "plugin"):
         table.add_column(column)
@@ -204,8 +201,6 @@ def _declared_protocols(info) -> str:
 
 
 def print_plugins(console, registry) -> None:
-    from rich.table import Table
-
     table = Table(title="plugins")
     for column in ("plugin", "distribution", "version", "registers", "status"):
         table.add_column(column)

@@ -3,7 +3,8 @@ qrels, named and parameterised like an ir-measures measure (see :mod:`statbench.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Mapping
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from statbench.contract.params import Param, declare
 

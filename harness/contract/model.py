@@ -12,9 +12,10 @@ from __future__ import annotations
 import logging
 import math
 import numbers
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, ClassVar, Mapping, Sequence
+from typing import ClassVar
 
 from statbench.contract.params import budget_of, check_params, declare
 from statbench.contract.records import Document, Qrels, Query, Ranking, Split

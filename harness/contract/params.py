@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from statbench.contract.language import primary_language
 from statbench.errors import StatbenchError, UnknownNameError

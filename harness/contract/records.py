@@ -7,9 +7,9 @@ depend on them (plugin authors import them from :mod:`statbench.api`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 #: Families shown as filters on the leaderboard.
 FAMILIES = ("lexical", "static", "dense", "late-interaction", "classifier", "reranker", "fusion")

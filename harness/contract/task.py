@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Mapping
 from pathlib import Path
-from typing import ClassVar, Mapping
+from typing import ClassVar
 
 from statbench.contract.records import Measure, TaskData
 from statbench.contract.taskinfo import Published, TaskInfo

@@ -11,8 +11,8 @@ and published figures with their source. :func:`check_info` validates one in one
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from statbench.contract.records import Measure
 

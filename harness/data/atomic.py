@@ -13,7 +13,6 @@ Leftovers are named ``.NAME.KIND-PID-HEX`` (``KIND``: ``staging``, ``old``, ``v`
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import shutil
@@ -24,6 +23,7 @@ import uuid
 from pathlib import Path
 
 from statbench.data.checksum import text_sha256
+from statbench.data.jsontext import json_text
 
 #: a leftover whose process id is alive is still reclaimed once it is this old (seconds):
 #: the id may have been reused by an unrelated process
@@ -68,8 +68,11 @@ def write_text(path, text: str) -> None:
 
 
 def write_json(path, obj) -> None:
+    """``obj`` as ``json.dump(indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)``
+    writes it, and a final line break (:func:`statbench.data.jsontext.json_text`)."""
+    text = json_text(obj)
     with atomic_open(path, "w") as handle:
-        json.dump(obj, handle, ensure_ascii=False, indent=2, sort_keys=True, allow_nan=False)
+        handle.write(text)
         handle.write("\n")
 
 

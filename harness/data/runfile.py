@@ -46,9 +46,9 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from statbench.contract.records import Qrels, Ranking
-from statbench.data.dataio import invisible_character, read_lines
-from statbench.errors import DataFormatError, StatbenchError
 from statbench.data.atomic import atomic_open
+from statbench.data.dataio import _paused_gc, invisible_character, open_data, read_lines
+from statbench.errors import DataFormatError, StatbenchError
 
 #: the one order ``statbench evaluate`` scores a foreign run in (recorded as
 #: ``results.json`` ``tie_order`` when the run holds ties at 32-bit precision)
@@ -61,7 +61,12 @@ _FLOAT32, _UINT32 = struct.Struct("<f"), struct.Struct("<I")
 def order_ranking(ranking: Iterable[tuple[str, float]], depth: int | None = None) -> Ranking:
     """The harness's order: score (double) desc, then doc id asc; cut to ``depth``; scores
     made strictly decreasing at float32 (see the module's docstring)."""
-    ordered = sorted(((str(d), float(s)) for d, s in ranking), key=lambda pair: (-pair[1], pair[0]))
+    pairs = [(str(d), float(s)) for d, s in ranking]
+    if strictly_decreasing_at_float32(pairs):
+        # already in this order with no tie, even at float32: sorting and
+        # _strict_at_float32 would keep every pair as it is (a retriever's top-k usually is)
+        return pairs[:depth] if depth is not None else pairs
+    ordered = sorted(pairs, key=lambda pair: (-pair[1], pair[0]))
     if depth is not None:
         ordered = ordered[:depth]
     for doc_id, score in ordered:
@@ -169,14 +174,37 @@ def _float32_below(value: float) -> float:
     return _FLOAT32.unpack(_UINT32.pack(bits - 1 if value > 0 else bits + 1))[0]
 
 
+#: ``format`` specs of 1 to 9 significant digits, in the order :func:`_shortest_float32_text_value` tries them
+_DIGITS = tuple(f".{digits}g" for digits in range(1, 10))
+#: float32 value -> its shortest text's double (a ranking's lowered scores repeat across queries);
+#: emptied when full. Zero never enters it: 0.0 and -0.0 are one key
+_SHORTEST: dict[float, float] = {}
+_SHORTEST_MAX = 1 << 15
+
+
 def _shortest_float32_text_value(single: float) -> float:
     """The double that the shortest decimal text of the float32 ``single`` parses to, where
     that double rounds back to ``single`` (parsing a run, trec_eval goes text -> double ->
     float); 9 significant digits always do. ``repr`` of the result is that short text."""
-    for digits in range(1, 10):
-        value = float(f"{single:.{digits}g}")
-        if array("f", (value,))[0] == single:
-            return value
+    value = _SHORTEST.get(single) if single else None
+    if value is None:
+        value = _shortest_uncached(single)
+        if single:
+            if len(_SHORTEST) >= _SHORTEST_MAX:
+                _SHORTEST.clear()
+            _SHORTEST[single] = value
+    return value
+
+
+def _shortest_uncached(single: float) -> float:
+    pack, unpack = _FLOAT32.pack, _FLOAT32.unpack
+    for spec in _DIGITS:
+        value = float(format(single, spec))
+        try:
+            if unpack(pack(value))[0] == single:  # pack rounds to float32, as array("f") does
+                return value
+        except OverflowError:  # rounds beyond float32's range (array("f") would give inf: no match)
+            continue
     return single  # not reached: 9 digits identify every float32
 
 
@@ -342,8 +370,6 @@ def _read_canonical_run(path: Path) -> dict[str, Ranking] | None:
     score must be one ``float`` reads as a finite number (with these characters, what
     ``float`` reads is exactly what :data:`_NUMBER` accepts), and no (query, document) pair
     may be repeated."""
-    from statbench.data.dataio import _paused_gc, open_data
-
     with open_data(path) as handle:  # one-line errors for anything but a readable file
         raw = handle.read()
     if not raw:

@@ -14,22 +14,6 @@ from statbench.registry.hookspecs import hookimpl
 EXECUTORS = ("local", "sequential", "ray", "slurm", "slurm-local")
 
 
-def _shortcut_spec(tasks, models, data_dir, protocol, output):
-    """The spec of ``statbench grid --task A --model X ...`` (no file)."""
-    from statbench.grid.spec import _typed  # the command body's own (see grid() below)
-
-    if not tasks or not models:
-        raise StatbenchError("give an experiment file, or at least one --task and one --model")
-    obj = {"tasks": [{"name": t, **({"data_dir": str(data_dir)} if data_dir and len(tasks) == 1 else {}),
-                      **({"protocol": protocol} if protocol else {})} for t in tasks],
-           "models": [{"model": m} for m in models]}
-    if data_dir and len(tasks) > 1:
-        raise StatbenchError("--data-dir names one task's folder: give it with a single --task, or use a file")
-    if output:
-        obj["output"] = str(output)
-    return _typed(Path("(command line)"), obj, {})
-
-
 @click.command()
 @click.argument("experiment", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--task", "tasks", multiple=True, help="Without a file: a task to run (repeatable).")
@@ -66,13 +50,13 @@ def grid(experiment, tasks, models, data_dir, protocol, output, executor, worker
     from statbench.grid.check import print_check, print_expected
     from statbench.grid.executors import make_executor
     from statbench.grid.experiment import GridRunner, build_leaderboard, print_summary, write_summary
-    from statbench.grid.spec import read_grid
+    from statbench.grid.spec import read_grid, shortcut_spec
     from statbench.terminal.console import make_console
 
     if experiment is not None and (tasks or models or data_dir or protocol):
         raise StatbenchError("give an experiment file or --task/--model, not both")
-    spec = read_grid(experiment) if experiment is not None else _shortcut_spec(tasks, models, data_dir, protocol,
-                                                                                output)
+    spec = read_grid(experiment) if experiment is not None else shortcut_spec(tasks, models, data_dir, protocol,
+                                                                               output)
     root = Path(output or spec.output).resolve()
     cells = expand(spec, root)
     console = make_console()

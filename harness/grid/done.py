@@ -29,9 +29,9 @@ import os
 from pathlib import Path
 
 from statbench import __version__
+from statbench.data.atomic import write_json
 from statbench.data.checksum import file_sha256
 from statbench.grid.cells import Cell
-from statbench.data.atomic import write_json
 from statbench.loading.load import load_task, start_task
 from statbench.registry.plugins import get_registry
 from statbench.results.record import Results

@@ -11,9 +11,9 @@ import os
 import shutil
 import subprocess
 import threading
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable, Sequence
 
 from statbench.errors import StatbenchError, one_line
 from statbench.grid.cellrun import CellJob, CellOutcome, run_cell

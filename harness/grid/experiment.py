@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from statbench.data.atomic import write_json
 from statbench.errors import StatbenchError
 from statbench.grid.cellrun import THREAD_VARIABLES, CellJob, CellOutcome
 from statbench.grid.cells import SEARCH, Cell, tuning_split
@@ -26,7 +27,6 @@ from statbench.grid.check import CheckRow, check_rows
 from statbench.grid.done import current_data, is_done, mark_done
 from statbench.grid.spec import GridSpec
 from statbench.grid.tuning import measure_of, pick, searches, tuned_cell, write_record
-from statbench.data.atomic import write_json
 from statbench.registry.plugins import get_registry
 from statbench.results.record import Results
 from statbench.scoring.reproduction import link_name

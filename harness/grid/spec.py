@@ -145,6 +145,21 @@ def read_grid(path) -> GridSpec:
     return _typed(path, obj, lines)
 
 
+def shortcut_spec(tasks, models, data_dir, protocol, output) -> GridSpec:
+    """The experiment of ``statbench grid --task A --model X ...`` (no file): each task with
+    the models given, typed as a file's would be."""
+    if not tasks or not models:
+        raise StatbenchError("give an experiment file, or at least one --task and one --model")
+    obj = {"tasks": [{"name": t, **({"data_dir": str(data_dir)} if data_dir and len(tasks) == 1 else {}),
+                      **({"protocol": protocol} if protocol else {})} for t in tasks],
+           "models": [{"model": m} for m in models]}
+    if data_dir and len(tasks) > 1:
+        raise StatbenchError("--data-dir names one task's folder: give it with a single --task, or use a file")
+    if output:
+        obj["output"] = str(output)
+    return _typed(Path("(command line)"), obj, {})
+
+
 def parse_yaml(path: Path, text: str) -> tuple[Any, dict[tuple, int]]:
     """(the document, key path -> 1-based line) of a YAML text; duplicate keys refused."""
     import yaml

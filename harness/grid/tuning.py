@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from statbench.data.atomic import write_json
 from statbench.errors import StatbenchError
 from statbench.grid.cells import SEARCH, TUNED, Cell, make_cell
 from statbench.grid.spec import GridSpec, ModelEntry, TaskEntry
-from statbench.data.atomic import write_json
 
 
 @dataclass(frozen=True)

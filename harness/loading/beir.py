@@ -36,9 +36,10 @@ import logging
 import os
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Mapping
+from typing import ClassVar
 
 from statbench.contract.records import Document, Measure, Query, Split, TaskData
 from statbench.contract.task import Task
@@ -46,7 +47,9 @@ from statbench.contract.taskinfo import Protocol, TaskInfo
 from statbench.data.checksum import files_sha256, text_sha256
 from statbench.data.dataio import query_text, read_json, read_jsonl, read_lines, record_id, text_value
 from statbench.data.runfile import check_grade
+from statbench.data.validation import check_qrels_against_corpus
 from statbench.errors import DataFormatError, StatbenchError
+from statbench.registry.checks import PluginError, check_task_class
 from statbench.registry.hookspecs import hookimpl
 
 _log = logging.getLogger("statbench")
@@ -326,8 +329,6 @@ _warned: set[Path] = set()
 def resolve(path_text: str) -> type[BeirTask]:
     """The task class of ``--task beir:PATH``: this module registers it as the resolver of
     the ``beir`` prefix (:func:`register_task_resolvers`), so the registry knows nothing of BEIR."""
-    from statbench.registry.checks import PluginError, check_task_class
-
     if not path_text.strip():
         raise StatbenchError(f"--task beir:PATH needs the path of a folder in {LAYOUT} (e.g. beir:data/scifact)")
     found = find_folder(path_text)
@@ -442,8 +443,6 @@ def load_beir(corpus_path: Path, queries_path: Path, qrels_paths: Mapping[str, P
     """A BEIR-format dataset as :class:`TaskData`: one split per qrels file (its judged
     queries), ``train``/``dev`` queries as the training/dev queries of the other splits.
     The scaffolded task plugins (``statbench task new``) load through this function too."""
-    from statbench.data.validation import check_qrels_against_corpus
-
     log = log or _log
     if title not in TITLE_MODES:
         raise StatbenchError(f"title mode {title!r} is not one of {', '.join(TITLE_MODES)}")

@@ -31,10 +31,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from statbench.contract.records import Split, TaskData
+from statbench.data.atomic import write_json
 from statbench.data.checksum import file_sha256, named_digests_sha256
+from statbench.loading import taskdef
 from statbench.loading.queryfacts import QueryFacts
+from statbench.loading.taskdef import DefinedTask
 from statbench.storage import keys
-from statbench.storage.cache import CacheEntry
+from statbench.storage.cache import CacheChanged, CacheEntry
 from statbench.storage.paths import cache_root
 
 _SUMMARY, _DOC_IDS = "summary.json", "doc_ids.txt"
@@ -118,8 +121,6 @@ def summary_entry(task, entry, data_dir: Path | None, log: logging.Logger) -> Ca
     """The cache entry of this task's summary for the data files found now; ``None`` when
     the task cannot list its files before loading them, or finding them fails (the full
     load then runs, and says why)."""
-    from statbench.loading.taskdef import DefinedTask
-
     if not isinstance(task, DefinedTask):
         return None
     try:
@@ -130,8 +131,6 @@ def summary_entry(task, entry, data_dir: Path | None, log: logging.Logger) -> Ca
         files.update({name: [[str(p), file_sha256(p)] for p in paths] for name, paths in sets.items()})
     except Exception:  # noqa: BLE001 - the full load reports whatever is wrong, in one line
         return None
-    from statbench.loading import taskdef
-
     # the loading code: what decides what a loader builds from its files (with the task's
     # own module, and whatever these import)
     return keys.task_summary_entry(task, entry, files, loading_code=(sys.modules[__name__], taskdef),
@@ -147,8 +146,6 @@ def read_summary(entry: CacheEntry) -> TaskSummary | None:
                 if entry.verify() is not None:
                     entry.invalid(reason)
         return None
-    from statbench.storage.cache import CacheChanged
-
     try:  # the bytes read are those verified (a concurrent rebuild is a full load, not a mix)
         summary = TaskSummary.from_json(json.loads(entry.read_bytes(_SUMMARY).decode("utf-8")))
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError, CacheChanged):
@@ -223,8 +220,6 @@ def record_loaded_sizes(task_name: str, checksum: str, sizes: dict[str, int], lo
     """Remember the sizes the last run loaded (``statbench list`` shows them beside the
     declared ones without loading anything); a record already saying so is left as it is
     (a cached run writes nothing)."""
-    from statbench.data.atomic import write_json
-
     record = {"checksum": checksum, "sizes": sizes}
     if _read_sizes_record(task_name) == record:
         return

@@ -18,9 +18,11 @@ from pathlib import Path
 
 from statbench.contract.records import Document, Query, Ranking
 from statbench.data.checksum import file_sha256
+from statbench.data.dataio import read_json
 from statbench.data.runfile import read_run
 from statbench.data.validation import EXAMPLES
 from statbench.errors import DataFormatError, StatbenchError, one_line
+from statbench.registry.plugins import get_registry
 from statbench.storage.paths import cache_root
 
 POOL_SUFFIX = ".trec"
@@ -80,8 +82,6 @@ class Pools(Mapping):
                 return info, (f"pool {name!r}: {path} has lost its sidecar {side.name}, so it cannot be verified; "
                               f"rebuild it with `statbench pool build --task {self.task_name} --name {name} ...`")
             return info, None  # a pool shipped without a sidecar: its checksum is recorded as found
-        from statbench.data.dataio import read_json
-
         default = f"statbench pool build --task {self.task_name} --name {name} ..."
         try:  # a damaged sidecar breaks this pool only, never a run that does not use it
             meta = read_json(side, expect=dict)
@@ -171,8 +171,6 @@ def attach_pools(task_name: str, data, data_folder: Path | None, log: logging.Lo
 
 def _declared_depths(task_name: str) -> dict[str, int]:
     """Pool name -> depth, of the pools the task declares (none when it cannot be told)."""
-    from statbench.registry.plugins import get_registry
-
     try:
         return {p.name: int(p.depth) for p in get_registry().get("tasks", task_name).cls.task_info().pools}
     except Exception:  # noqa: BLE001 - an ambiguous or unknown name declares nothing here

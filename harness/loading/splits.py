@@ -6,6 +6,7 @@ import operator
 import random
 
 from statbench.contract.records import Split
+from statbench.errors import StatbenchError, UnknownNameError
 
 
 def kfold_assignment(query_ids, k: int, seed: int) -> dict[str, list[str]]:
@@ -63,8 +64,6 @@ def select_splits(info, data, wanted: list[str] | None = None, protocol: str | N
     loader's ``splits``. Refused: unknown names, a split named twice, two splits testing
     the same query (a run file holds one ranking per query), a protocol whose splits the
     data lacks."""
-    from statbench.errors import StatbenchError, UnknownNameError
-
     available = {s.name: s for s in data.all_splits()}
     if wanted and protocol:
         raise StatbenchError("give --split or --protocol, not both")

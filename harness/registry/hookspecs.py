@@ -47,6 +47,14 @@ def register_task_resolvers(register):
 
 
 @hookspec
+def register_benchmarks(register):
+    """Register benchmarks: ``register(Benchmark(name, version, tasks=(BenchmarkTask(task, measure), ...)))``
+    (see :mod:`statbench.contract.benchmark`). Each task it names must be registered (by any
+    plugin) with the protocol, version and measure it names; the leaderboard's overview ranks
+    configurations across its tasks."""
+
+
+@hookspec
 def register_commands(cli):
     """Add subcommands to ``statbench``: ``cli`` is a :class:`click.Group` to call
     ``cli.add_command(cmd)``, ``@cli.command()`` or ``@cli.group()`` on (as in datasette).

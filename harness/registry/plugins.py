@@ -1,4 +1,4 @@
-"""Plugin discovery and the registry of tasks, retrievers and rerankers.
+"""Plugin discovery and the registry of tasks, retrievers, rerankers, measures and benchmarks.
 
 Plugins are modules named by entry points in the ``statbench`` group; the built-in models
 and tasks arrive the same way. Loading is defensive: anything a plugin raises while it is
@@ -41,10 +41,12 @@ from importlib.metadata import entry_points
 
 import pluggy
 
+from statbench.contract.benchmark import Benchmark, BenchmarkError
 from statbench.contract.model import Reranker, Retriever
 from statbench.contract.task import Task
 from statbench.errors import StatbenchError, UnknownNameError, one_line
 from statbench.registry import hookspecs
+from statbench.registry.benchmarks import check_benchmark_tasks
 from statbench.registry.class_checks import (
     PluginError,
     check_measure_class,
@@ -55,7 +57,7 @@ from statbench.registry.measure_names import check_measure_names
 
 ENTRY_POINT_GROUP = "statbench"
 KILL_SWITCH = "STATBENCH_LOAD_PLUGINS"
-KINDS = ("tasks", "retrievers", "rerankers", "measures")
+KINDS = ("tasks", "retrievers", "rerankers", "measures", "benchmarks")
 #: The distribution whose registrations win a name clash (see the module docstring).
 BUILTIN_DISTRIBUTION = "statbench"
 #: What ``PluginInfo.registered`` lists a plugin's task resolvers (``PREFIX:ARG``) under.
@@ -95,7 +97,8 @@ class PluginInfo:
 
 @dataclass
 class Registered:
-    """A registered task or model class and the plugin it came from."""
+    """A registered task or model class (a task resolver's function, a :class:`Benchmark`
+    declaration) and the plugin it came from."""
 
     name: str
     cls: type
@@ -120,6 +123,8 @@ class Registry:
     warned: set[tuple[str, str]] = field(default_factory=set)
     #: task name prefix -> its resolver: ``PREFIX:ARG`` names the task class it builds for ARG
     task_resolvers: dict[str, Registered] = field(default_factory=dict)
+    #: declared benchmarks by id (``statutes-v1``); an entry's ``cls`` is the :class:`Benchmark` itself
+    benchmarks: dict[str, Registered] = field(default_factory=dict)
 
     def get(self, kind: str, name: str) -> Registered:
         """The entry for a plain name (clashes resolved by the documented rule, with a
@@ -232,11 +237,12 @@ def load_entry_points() -> dict[str, PluginInfo]:
         return _entry_point_infos
     allowed = _allowed_distributions()
     infos: dict[str, PluginInfo] = {}
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=_load_order):
-        dist = ep.dist.name if ep.dist else None
+    read: dict[int, tuple[str, str]] = {}
+    found = [(ep, *_name_and_version(ep.dist, read)) for ep in entry_points(group=ENTRY_POINT_GROUP)]
+    for ep, dist, version in sorted(found, key=_load_order):
         if allowed is not None and _normalise(dist or "") not in allowed:
             continue
-        info = PluginInfo(name=ep.name, module=ep.value, distribution=dist, version=ep.dist.version if ep.dist else None)
+        info = PluginInfo(name=ep.name, module=ep.value, distribution=dist, version=version)
         key = f"{dist}:{ep.name}"
         infos[key] = info
         if pm.has_plugin(key):
@@ -248,9 +254,21 @@ def load_entry_points() -> dict[str, PluginInfo]:
     return infos
 
 
-def _load_order(ep) -> tuple:
+def _name_and_version(dist, read: dict[int, tuple[str, str]]) -> tuple[str | None, str | None]:
+    """A distribution's name and version, its metadata parsed once for all its entry points
+    (``dist.name`` and ``dist.version`` each parse the whole METADATA file again)."""
+    if dist is None:
+        return None, None
+    if id(dist) not in read:
+        metadata = dist.metadata
+        read[id(dist)] = (metadata["Name"], metadata["Version"])
+    return read[id(dist)]
+
+
+def _load_order(found: tuple) -> tuple:
     """The built-ins first, then other distributions by name: the order clashes are settled by."""
-    dist = _normalise(ep.dist.name) if ep.dist else ""
+    ep, name, _ = found
+    dist = _normalise(name) if name else ""
     return (dist != BUILTIN_DISTRIBUTION, dist, ep.name)
 
 
@@ -311,19 +329,24 @@ def _build_registry() -> Registry:
         if not info.error:
             registered[plugin_name] = pending
     # The names of the tasks' measures, now that every plugin registered its measures:
-    # each must name an ir-measures measure or a registered custom one. A task that fails
-    # marks its plugin failed (whole, as at registration); that plugin's measures are then
-    # withdrawn, so the check runs again until nothing fails.
+    # each must name an ir-measures measure or a registered custom one; then the tasks
+    # each benchmark names (registered, with the protocol, version and measure declared).
+    # A task or benchmark that fails marks its plugin failed (whole, as at registration);
+    # that plugin's measures and tasks are then withdrawn, so the checks run again until
+    # nothing fails.
     failed = True
     while failed:
         known = Registry()
         for plugin_name, pending in registered.items():
             if not registry.plugins[plugin_name].error:
-                for entry in (e for kind, e in pending if kind == "measures"):
-                    if entry.name in known.measures:
-                        known.clashes.setdefault(("measures", entry.name), [known.measures[entry.name]]).append(entry)
-                    else:
-                        known.measures[entry.name] = entry
+                for kind, entry in pending:
+                    if kind not in ("measures", "tasks"):
+                        continue
+                    table = getattr(known, kind)
+                    if entry.name in table:
+                        known.clashes.setdefault((kind, entry.name), [table[entry.name]]).append(entry)
+                    else:  # plugins in load order, built-ins first: the plain name's provider
+                        table[entry.name] = entry
         failed = False
         for plugin_name, pending in registered.items():
             info = registry.plugins[plugin_name]
@@ -332,6 +355,12 @@ def _build_registry() -> Registry:
                     declared = cls.task_info()
                     check_measure_names(declared.name, declared.measures, known)
                 failed = failed or bool(info.error)
+        for plugin_name, pending in registered.items():
+            info = registry.plugins[plugin_name]
+            for entry in (e for kind, e in pending if kind == "benchmarks" and not info.error):
+                with _guarded(info, "registering benchmarks"):
+                    check_benchmark_tasks(entry.cls, lambda name, known=known: _task_info_of(known, name))
+                failed = failed or bool(info.error)
     for plugin_name, pending in registered.items():
         if not registry.plugins[plugin_name].error:
             for kind, entry in pending:
@@ -339,9 +368,17 @@ def _build_registry() -> Registry:
     return registry
 
 
+def _task_info_of(known: Registry, name: str):
+    """The declaration of the task a plain name selects among ``known``, None if none."""
+    entry = known.tasks.get(name)
+    return entry.cls.task_info() if entry is not None else None
+
+
 def _registrar(kind: str, info: PluginInfo, pending: list):
     if kind == RESOLVERS:
         return _resolver_registrar(info, pending)
+    if kind == "benchmarks":
+        return _benchmark_registrar(info, pending)
 
     def register(cls, *, aliases: tuple[str, ...] = ()) -> None:
         if kind == "tasks":
@@ -354,6 +391,18 @@ def _registrar(kind: str, info: PluginInfo, pending: list):
             if any(k == kind and e.name == name for k, e in pending):
                 raise StatbenchError(f"{kind[:-1]} {name!r} registered twice by the same plugin")
             pending.append((kind, Registered(name=name, cls=cls, plugin=info)))
+
+    return register
+
+
+def _benchmark_registrar(info: PluginInfo, pending: list):
+    def register(benchmark) -> None:
+        """``register(Benchmark(...))``: what it names is checked once every plugin has registered."""
+        if not isinstance(benchmark, Benchmark):
+            raise BenchmarkError(f"{benchmark!r} is not a statbench.api.Benchmark")
+        if any(k == "benchmarks" and e.name == benchmark.id for k, e in pending):
+            raise BenchmarkError(f"benchmark {benchmark.id!r} registered twice by the same plugin")
+        pending.append(("benchmarks", Registered(name=benchmark.id, cls=benchmark, plugin=info)))
 
     return register
 

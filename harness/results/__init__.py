@@ -7,6 +7,9 @@
 - :mod:`.jsonrecord`: how a typed record reads and writes its JSON, and its JSON Schema
   generated from the type (``harness/schemas/results.schema.json`` is the committed copy;
   ``python -m statbench.results`` rewrites it);
+- :mod:`.schema_check`: the check of a record against that schema, exact for the keywords
+  it uses, without building jsonschema's validator on every write.
+
 What makes a record publishable (board rows, ``compare`` inputs) is checked on these
 types by :mod:`statbench.scoring.publishable`, which knows the measures' ranges.
 """

@@ -1,4 +1,5 @@
-"""A run: the stages from a request to its output set (:mod:`.runner`), cached split runs
+"""A run: what ``statbench run`` asks for (:mod:`.request`), the stages from a request to
+its output set (:mod:`.runner`), its efficiency and cost as measured (:mod:`.efficiency`), cached split runs
 (:mod:`.splitruns`), the keys and folders of the run cache (:mod:`.runcache`), and the
 output folder replaced as a unit (:mod:`.outputs`); a frozen pool built by a run
 (:mod:`.pool_build`).

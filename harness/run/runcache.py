@@ -8,12 +8,13 @@ judgements, the stop words) and the model's identity (plugin, name, version,
 parameters, local weights), plus the split, the pool, the reranker and the depths.
 
 Every key is written in :mod:`statbench.storage.keys`; this module gives the run its
-entries (a split's run carries the check of its lines, :func:`statbench.run.splitruns.check_split_run`).
+entries (a split's run carries the check of its lines, :func:`statbench.run.splitruns.check_split_run`,
+sealed by its writer, and keeps the bytes its verification hashed: read once).
 """
 
 from __future__ import annotations
 
-from statbench.run.splitruns import INDEX_FILE, RUN_FILE, check_split_run
+from statbench.run.splitruns import INDEX_FILE, RUN_FILE, SEALED_CHECK, STATS_FILE, check_split_run
 from statbench.storage import keys
 from statbench.storage.cache import CacheEntry
 
@@ -25,4 +26,5 @@ def split_run_entry(task_name: str, task_checksum: str, split, *, retriever=None
     return keys.split_run_entry(task_name, task_checksum, split, retriever=retriever, retriever_entry=retriever_entry,
                                 pool=pool, reranker=reranker, reranker_entry=reranker_entry,
                                 rerank_depth=rerank_depth, depth=depth, tag=tag,
-                                required=(RUN_FILE, INDEX_FILE), check=check_split_run)
+                                required=(RUN_FILE, INDEX_FILE), check=check_split_run, seal=SEALED_CHECK,
+                                keep=(RUN_FILE, INDEX_FILE, STATS_FILE))

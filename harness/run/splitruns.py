@@ -11,6 +11,14 @@ something asks for them (:class:`SplitRuns` is a mapping query id -> ranking).
 Each split's per-query scores are cached too (:func:`scores_entry`), keyed by the sha256
 of the split's run, the judgements of its test queries, the measures and the versions of
 the harness and ir-measures: a cached run is scored without reading its rankings.
+
+Proving a cached split run costs about what reading it costs: :func:`format_split` writes
+only lines that pass :func:`check_split_run`, so its entries carry the writer's seal
+(:data:`SEALED_CHECK`, see :meth:`statbench.storage.cache.CacheEntry.verify`): a digest of
+the key and of every file's digest. Under a seal that holds, the check reads the index and
+each block's bounds, not each line; an entry without the seal (written by another version)
+is checked line by line; one whose seal does not hold (files edited, their digests
+re-written) is rebuilt.
 """
 
 from __future__ import annotations
@@ -25,23 +33,27 @@ from statbench.contract.records import Measure, Qrels, Ranking
 from statbench.data.checksum import bytes_sha256
 from statbench.data.runfile import run_tag, strictly_decreasing_at_float32
 from statbench.scoring.measures import is_custom, parse_measure
-from statbench.storage.cache import CacheEntry
+from statbench.storage.cache import CacheChanged, CacheEntry
 from statbench.storage.keys import split_scores_entry
 
-RUN_FILE, INDEX_FILE, SCORES_FILE = "run.trec", "index.json", "scores.json"
+RUN_FILE, INDEX_FILE, SCORES_FILE, STATS_FILE = "run.trec", "index.json", "scores.json", "stats.json"
+#: what a split run's seal vouches for: the lines pass :func:`check_split_run` in full. Change
+#: it whenever that check changes, so that entries sealed before are checked line by line again.
+SEALED_CHECK = "split-run lines, check 1"
 
 
 def format_split(rankings: Mapping[str, Ranking], tag: str) -> tuple[bytes, list[list]]:
     """The run lines of ordered ``rankings`` (query ids sorted, as ``format_run`` writes
     them) and the index ``[[qid, start, end], ...]`` of each query's block (empty blocks
     included: a query the model found nothing for)."""
-    tag = run_tag(tag)
+    end = f" {run_tag(tag)}\n"
     parts: list[bytes] = []
     index: list[list] = []
     offset = 0
     for qid in sorted(rankings):
-        block = "".join(f"{qid} Q0 {doc_id} {rank} {score!r} {tag}\n"
-                        for rank, (doc_id, score) in enumerate(rankings[qid], start=1)).encode("utf-8")
+        head = f"{qid} Q0 "
+        block = "".join([f"{head}{doc_id} {rank} {score!r}{end}"
+                         for rank, (doc_id, score) in enumerate(rankings[qid], start=1)]).encode("utf-8")
         parts.append(block)
         index.append([qid, offset, offset + len(block)])
         offset += len(block)
@@ -60,17 +72,19 @@ class SplitRun:
     process computed it) the rankings themselves."""
 
     def __init__(self, name: str, entry: CacheEntry, data: bytes, index: list[list],
-                 rankings: dict[str, Ranking] | None = None):
+                 rankings: dict[str, Ranking] | None = None, sha256: str | None = None):
         self.name, self.entry, self.data, self.index = name, entry, data, index
         self._rankings = rankings
-        self.sha256 = bytes_sha256(data)
+        self.sha256 = sha256 or bytes_sha256(data)
 
     @classmethod
     def read(cls, name: str, entry: CacheEntry) -> SplitRun:
-        """From a verified entry (each file checked against the manifest as it is read)."""
+        """From a verified entry: the bytes its verification hashed (kept, see
+        :func:`statbench.run.runcache.split_run_entry`), or each file checked against the
+        manifest as it is read."""
         data = entry.read_bytes(RUN_FILE)
         index = json.loads(entry.read_bytes(INDEX_FILE).decode("utf-8"))
-        return cls(name, entry, data, index)
+        return cls(name, entry, data, index, sha256=entry.kept_sha256(RUN_FILE))
 
     @property
     def query_ids(self) -> list[str]:
@@ -132,14 +146,18 @@ def check_split_run(entry: CacheEntry) -> str | None:
     test queries (sorted, each once), lines ``QID Q0 DOC RANK SCORE TAG`` with the key's tag,
     ranks 1, 2, ..., at most the key's depth, each document once, and scores strictly
     decreasing at float32 (run format 4). A manifest re-sealed over edited files, or an
-    entry of an older format given the new key, is never used to write a run."""
+    entry of an older format given the new key, is never used to write a run.
+
+    Under the writer's seal (``entry.sealed``: the files are those :func:`write_split`
+    wrote for this key) each block's lines are not read one by one: the index, the stats
+    and each block's bounds (its first query id, its line count, its final line break) are."""
     key = entry.key
     try:
         test, depth, tag = set(key["split"][1]), int(key["depth"]), run_tag(str(key["tag"]))
-        data = entry.file(RUN_FILE).read_bytes()
-        index = json.loads(entry.file(INDEX_FILE).read_bytes().decode("utf-8"))
-        stats = json.loads(entry.file("stats.json").read_bytes()) if entry.file("stats.json").is_file() else {}
-    except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError) as exc:
+        data = entry.read_bytes(RUN_FILE)
+        index = json.loads(entry.read_bytes(INDEX_FILE).decode("utf-8"))
+        stats = json.loads(entry.read_bytes(STATS_FILE)) if entry.file(STATS_FILE).is_file() else {}
+    except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError, CacheChanged) as exc:
         return f"unreadable split run ({type(exc).__name__})"
     if not isinstance(stats, dict) or not all(
             isinstance(k, str) and type(v) in (int, float) and math.isfinite(v) and v >= 0 for k, v in stats.items()):
@@ -158,12 +176,31 @@ def check_split_run(entry: CacheEntry) -> str | None:
             return f"query {qid!r} is not a test query of split {key['split'][0]!r}"
         if previous is not None and qid <= previous:
             return "index.json: query ids not sorted, or repeated"
-        reason = _check_block(data[start:end], qid, tag, depth, strictly_decreasing_at_float32)
+        if entry.sealed:
+            reason = _check_bounds(data, start, end, qid, depth)
+        else:
+            reason = _check_block(data[start:end], qid, tag, depth, strictly_decreasing_at_float32)
         if reason:
             return f"query {qid!r}: {reason}"
         offset, previous = end, qid
     if offset != len(data):
         return "run.trec holds bytes no query's block covers"
+    return None
+
+
+def _check_bounds(data: bytes, start: int, end: int, qid: str, depth: int) -> str | None:
+    """What a sealed entry's block is still checked for: lines of this query, at most
+    ``depth`` of them, the last one ended (a block is empty, or it starts with its query's
+    id and ends with a line break)."""
+    if start == end:
+        return None
+    if data[end - 1] != 0x0A:
+        return "a line without its end"
+    if not data.startswith(f"{qid} Q0 ".encode("utf-8"), start, end):
+        return "line 1 is not this query's"
+    lines = data.count(b"\n", start, end)
+    if lines > depth:
+        return f"{lines} documents, more than the depth {depth}"
     return None
 
 
@@ -198,7 +235,7 @@ def scores_entry(task_name: str, run: SplitRun, test: list[str], qrels: Qrels, m
     """The cache entry of one split's per-query scores (see the module's docstring; the key:
     :func:`statbench.storage.keys.split_scores_entry`)."""
     return split_scores_entry(task_name, run.sha256, test, qrels, measures, required=(SCORES_FILE,),
-                              check=check_split_scores)
+                              check=check_split_scores, keep=(SCORES_FILE,))
 
 
 def check_split_scores(entry: CacheEntry) -> str | None:
@@ -206,8 +243,8 @@ def check_split_scores(entry: CacheEntry) -> str | None:
     its measures, every one a finite number >= 0 (``None``), or why not."""
     try:
         judged, labels = set(entry.key["judged"]), {label for label, _ in entry.key["measures"]}
-        scores = json.loads(entry.file(SCORES_FILE).read_bytes().decode("utf-8"))
-    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
+        scores = json.loads(entry.read_bytes(SCORES_FILE).decode("utf-8"))
+    except (OSError, ValueError, KeyError, TypeError, RecursionError, CacheChanged) as exc:
         return f"unreadable scores ({type(exc).__name__})"
     if not isinstance(scores, dict) or set(scores) != judged:
         return "scores.json does not hold the split's judged test queries"

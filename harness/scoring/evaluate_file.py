@@ -8,11 +8,24 @@ import math
 import operator
 from array import array
 from collections.abc import Callable, Collection
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from statbench.data.runfile import TIE_ORDER, order_as_trec_eval
+from statbench.data.checksum import file_sha256
+from statbench.data.runfile import (
+    TIE_ORDER,
+    float32_ties,
+    order_as_trec_eval,
+    read_run,
+    strictly_decreasing_at_float32,
+)
+from statbench.errors import StatbenchError
+from statbench.loading.load import load_task, start_task
+from statbench.loading.loadcache import summary_entry
+from statbench.loading.splits import select_splits
+from statbench.registry.plugins import get_registry
 from statbench.results.record import EvaluatedRun, RunFile
 from statbench.scoring.evaluation import score_splits
 
@@ -44,9 +57,6 @@ class ScoringTask:
 def load_scoring_task(task_name: str, data_dir: Path | None, log) -> ScoringTask:
     """The task's judgements, splits and document ids (from the cached summary of these very
     data files when there is one, else from a full load, which leaves one)."""
-    from statbench.loading.load import load_task, start_task
-    from statbench.registry.plugins import get_registry
-
     entry = get_registry().get("tasks", task_name)
     loaded = load_task(entry, data_dir, log, task=start_task(entry), summary=True)
     loaded.say_notes(log)
@@ -66,14 +76,6 @@ def evaluate_run_file(path: Path, task_name: str, data_dir: Path | None, wanted:
     (which leaves one). The summary's key (the data files' checksums) is taken while the
     run is parsed, and the run's checksum while it is scored: hashing lets go of the
     interpreter, so it runs on another core meanwhile."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from statbench.data.checksum import file_sha256
-    from statbench.data.runfile import read_run
-    from statbench.loading.load import load_task, start_task
-    from statbench.loading.loadcache import summary_entry
-    from statbench.registry.plugins import get_registry
-
     entry = get_registry().get("tasks", task_name)
     task = start_task(entry)
     with ThreadPoolExecutor(max_workers=1) as pool:  # leaving waits for the hashing (on any error too)
@@ -104,10 +106,6 @@ def evaluate_rankings(path: Path, rankings: dict, scoring: ScoringTask, wanted: 
     itself would use; a run without such ties is scored in its own order (a statbench run,
     strict at float32, gives exactly the figures of the run that wrote it). When some
     evaluated query had ties, the results say so (``tie_order``) and the log says how many."""
-    from statbench.data.runfile import float32_ties, strictly_decreasing_at_float32
-    from statbench.errors import StatbenchError
-    from statbench.loading.splits import select_splits
-
     info, data, corpus, name = scoring.info, scoring.data, scoring.corpus, scoring.name
     splits = select_splits(info, data, wanted, protocol)
     unknown = sorted(set(rankings) - set(data.query_ids))

@@ -9,9 +9,11 @@ from array import array
 from typing import Iterable, Mapping, Sequence
 
 from statbench.contract.records import Measure, Qrels, Ranking, Split, TaskData
+from statbench.data.runfile import order_ranking, strictly_decreasing_at_float32
 from statbench.errors import StatbenchError
 from statbench.results.record import MeanStd, MeasureRecord, RunScores, SplitScores
 from statbench.scoring.breakdowns import breakdown_groups
+from statbench.scoring.measures import is_custom, parse_measure
 
 PerQuery = dict[str, dict[str, float]]
 
@@ -36,9 +38,6 @@ def per_query_scores(
     largest ``k`` (:func:`_cut`): the same figures, without sorting and scoring documents
     that cannot count."""
     import ir_measures
-
-    from statbench.data.runfile import order_ranking, strictly_decreasing_at_float32
-    from statbench.scoring.measures import is_custom, parse_measure
 
     qids = [q for q in qids if q in qrels]
     scores: PerQuery = {qid: {m.label: 0.0 for m in measures} for qid in qids}
@@ -129,8 +128,6 @@ def _compatible_groups(measures: Sequence[Measure]) -> list[list[Measure]]:
     ``nDCG(gains=...)@10`` are computed in one call; measures are therefore grouped
     by their name and their parameters other than the cutoff. Custom measures are left
     out (they are computed on their own, see :func:`per_query_scores`)."""
-    from statbench.scoring.measures import is_custom, parse_measure
-
     groups: dict[str, list[Measure]] = {}
     for m in measures:
         parsed = parse_measure(m.ir_measure)

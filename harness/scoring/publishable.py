@@ -16,6 +16,7 @@ from operator import itemgetter
 from statbench.errors import DataFormatError
 from statbench.results.record import Results, RunScores, as_scores, read_results
 from statbench.scoring.efficiency_checks import efficiency_problems
+from statbench.scoring.measures import custom_bounds
 
 #: ir-measures measures whose every value lies in [0, 1] (by name, as in ``R@100``,
 #: ``nDCG(gains=...)@10``, ``RR(rel=2)@5``). Others (NumRet, RBP, INST, alpha_nDCG, ...)
@@ -46,8 +47,6 @@ def is_bounded(measure: str) -> bool:
 
     if match and match.group(1) in ir_measures.measures.registry:
         return False
-    from statbench.scoring.measures import custom_bounds
-
     bounds = custom_bounds(measure)
     return bounds is not None and bounds[0] >= 0.0 and bounds[1] <= 1.0
 

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass
 from typing import Mapping
 
 from statbench.errors import StatbenchError
+from statbench.results.record import as_scores
 
 ALPHA = 0.05
 BOOTSTRAP_RESAMPLES = 10_000
@@ -225,8 +226,6 @@ def _mean(values) -> float:
 def per_query_measure(results, measure: str, source: str = "results") -> dict[str, float]:
     """query id -> score on ``measure`` from a :class:`~statbench.results.record.RunScores` (a
     ``Results`` is one), or from a results dict or evaluate_run_file's output."""
-    from statbench.results.record import as_scores
-
     scores = as_scores(results)
     labels = scores.labels
     if measure not in labels:

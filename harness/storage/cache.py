@@ -8,6 +8,8 @@ the configuration it was built from, and the size and sha256 of every file in it
 - **Read**: :meth:`CacheEntry.verify` re-hashes the files against the manifest. A missing,
   truncated, corrupted or foreign file makes the entry invalid: the reason is logged,
   recorded for the run's ``results.json`` (:func:`take_events`), and the entry is rebuilt.
+  An entry with a ``check`` then has its content checked against its key, unless the
+  writer's seal stands in for the costly part of that check (see :meth:`CacheEntry.verify`).
 - **Write**: :meth:`CacheEntry.build` holds a cross-process lock (``filelock``) per entry,
   so two identical runs started together build it once: the second waits, then reuses it.
   Staging folders left by a killed process are removed under that lock.
@@ -28,12 +30,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from statbench.data.checksum import bytes_sha256, canonical_json, file_sha256
-from statbench.errors import StatbenchError
 from statbench.data.atomic import fsync_dir
+from statbench.data.checksum import bytes_sha256, canonical_json, file_sha256, json_sha256
+from statbench.errors import StatbenchError
 
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
+#: the manifest field holding the writer's seal: ``{"by": CHECK NAME, "sha256": DIGEST}``
+SEAL = "checked"
 _STAGING = ".staging-"
 _log = logging.getLogger("statbench")
 
@@ -80,7 +84,8 @@ class CacheEntry:
     on read, so an entry can never be taken for another configuration's."""
 
     def __init__(self, path: Path, kind: str, key: dict | None = None, required: tuple[str, ...] = (),
-                 check: Callable[[CacheEntry], str | None] | None = None):
+                 check: Callable[[CacheEntry], str | None] | None = None, seal: str | None = None,
+                 keep: tuple[str, ...] = ()):
         self.path = Path(path)
         self.kind = kind
         self.key = key or {}
@@ -89,6 +94,16 @@ class CacheEntry:
         #: once every file matches the manifest: whether the files hold what the key says
         #: (``None``) or why not (a manifest re-sealed over edited files proves nothing)
         self.check = check
+        #: the name (and version) of ``check`` when this kind's writer produces, by
+        #: construction, files that pass it: the entry is then sealed when written, and
+        #: ``check`` learns from :attr:`sealed` whether the seal held (see :meth:`verify`)
+        self.seal = seal
+        #: files whose bytes :meth:`verify` keeps as it hashes them (:meth:`read_bytes` then
+        #: gives those very bytes: read and hashed once)
+        self.keep = tuple(keep)
+        #: whether the last :meth:`verify` found this entry's files under its writer's seal
+        self.sealed = False
+        self._kept: dict[str, tuple[bytes, str]] = {}  # name -> (bytes, sha256) hashed by verify
 
     # --- reading -----------------------------------------------------------------------
 
@@ -96,7 +111,18 @@ class CacheEntry:
         return self.path / name
 
     def verify(self) -> str | None:
-        """``None`` when the entry is complete and intact, else why not ("missing" when absent)."""
+        """``None`` when the entry is complete and intact, else why not ("missing" when absent).
+
+        Every file must match the manifest's size and sha256, the manifest this entry's kind
+        and key. Then ``check`` (when given) reads the content. An entry whose kind has a
+        ``seal`` was sealed by its writer: a digest of the check's name, the kind, the key
+        and every file's digest. When that seal holds, the files are exactly those the
+        writer produced for this key, and ``check`` may skip what the writer guarantees
+        (:attr:`sealed` tells it so). A seal by this check that does not hold (files edited
+        and the manifest's digests re-written) makes the entry invalid; an entry with no seal,
+        or one by another check (a harness of another version), is checked in full."""
+        self.sealed = False
+        self._kept = {}
         if not self.path.exists() and not self.path.is_symlink():
             return "missing"
         if self.path.is_symlink() or not self.path.is_dir():
@@ -124,6 +150,7 @@ class CacheEntry:
         extra = sorted(present - set(recorded))
         if extra:
             return f"unexpected file {extra[0]!r}"
+        kept: dict[str, tuple[bytes, str]] = {}
         for name, meta in sorted(recorded.items()):
             path = self.path / name
             if path.is_symlink() or not path.is_file():
@@ -131,8 +158,20 @@ class CacheEntry:
             size = path.stat().st_size
             if size != meta.get("size"):
                 return f"{name}: {size} bytes, manifest records {meta.get('size')} (truncated or overwritten)"
-            if file_sha256(path) != meta.get("sha256"):
+            if name in self.keep:
+                data = path.read_bytes()
+                if len(data) != size or bytes_sha256(data) != meta.get("sha256"):
+                    return f"{name}: sha256 differs from the manifest (corrupted)"
+                kept[name] = (data, meta["sha256"])
+            elif file_sha256(path) != meta.get("sha256"):
                 return f"{name}: sha256 differs from the manifest (corrupted)"
+        if self.seal is not None:
+            seal = manifest.get(SEAL)
+            if isinstance(seal, dict) and seal.get("by") == self.seal:
+                if seal.get("sha256") != _seal_digest(self.seal, self.kind, self.key, recorded):
+                    return "manifest re-sealed over other files than its writer's (the writer's seal does not match)"
+                self.sealed = True
+        self._kept = kept
         if self.check is not None:
             return self.check(self)
         return None
@@ -151,7 +190,10 @@ class CacheEntry:
 
     def read_bytes(self, name: str) -> bytes:
         """File ``name``'s bytes, checked against the manifest as read (what is used is what
-        was verified, even if the file changed after :meth:`verify`); ``CacheChanged`` otherwise."""
+        was verified, even if the file changed after :meth:`verify`); ``CacheChanged`` otherwise.
+        A file in :attr:`keep` gives the bytes the last successful :meth:`verify` hashed."""
+        if name in self._kept:
+            return self._kept[name][0]
         meta = self.recorded(name)
         try:
             data = (self.path / name).read_bytes()
@@ -161,6 +203,12 @@ class CacheEntry:
             raise CacheChanged(f"cache entry {self.path}: {name} changed while it was read (another process "
                                "rebuilding it?); run the command again")
         return data
+
+    def kept_sha256(self, name: str) -> str | None:
+        """The sha256 of the bytes :meth:`read_bytes` gives for a kept file (``None`` when
+        the last :meth:`verify` kept none under that name)."""
+        kept = self._kept.get(name)
+        return kept[1] if kept else None
 
     # --- writing -----------------------------------------------------------------------
 
@@ -218,6 +266,8 @@ class CacheEntry:
             "files": files,
             "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
         }
+        if self.seal is not None:
+            manifest[SEAL] = {"by": self.seal, "sha256": _seal_digest(self.seal, self.kind, self.key, files)}
         with open(staging / MANIFEST, "w", encoding="utf-8") as handle:
             json.dump(manifest, handle, ensure_ascii=False, indent=1, sort_keys=True)
             handle.flush()
@@ -247,6 +297,12 @@ def cached(entry: CacheEntry, build: Callable[[Path], None]) -> Path:
         with entry.build() as staging:
             build(staging)
     return entry.path
+
+
+def _seal_digest(by: str, kind: str, key, files: dict) -> str:
+    """The writer's seal: what is sealed (the check's name, the kind, the key, every file's
+    size and sha256) as one digest; any edit of the files or the key leaves it stale."""
+    return json_sha256({"by": by, "kind": kind, "key": _jsonable(key), "files": files})
 
 
 def _jsonable(obj):

@@ -60,7 +60,7 @@ SUMMARY_FORMAT_VERSION = "2"
 #: with ties at 32-bit precision is reused to assemble a run file
 RUN_FORMAT_VERSION = "4"
 SCORES_FORMAT_VERSION = "1"
-#: 1: a run file's figures as re-scored by ``leaderboard build --verify`` (see leaderboard/verify.py)
+#: 1: a run file's figures as re-scored by ``leaderboard build --verify`` (see leaderboard/verify/verify.py)
 VERIFICATION_FORMAT_VERSION = "1"
 
 
@@ -72,16 +72,17 @@ def ids_digest(ids: Iterable[str]) -> str:
 
 
 def keyed_entry(root: Path, kind: str, key, *, required: tuple[str, ...] = (), check=None,
-                sharded: bool = False) -> CacheEntry:
+                sharded: bool = False, seal: str | None = None, keep: tuple[str, ...] = ()) -> CacheEntry:
     """The entry of ``kind`` for ``key`` under ``root``: the folder ``root/config_key(key)``;
     when ``sharded`` (kinds with very many entries, e.g. one per API request),
-    ``root/DI/DIGEST`` with the key's whole :func:`json_sha256`."""
+    ``root/DI/DIGEST`` with the key's whole :func:`json_sha256`. ``check``, ``seal``,
+    ``keep``: see :class:`~statbench.storage.cache.CacheEntry`."""
     if sharded:
         digest = json_sha256(key)
         folder = Path(root) / digest[:2] / digest
     else:
         folder = Path(root) / config_key(key)
-    return CacheEntry(folder, kind, key, required=required, check=check)
+    return CacheEntry(folder, kind, key, required=required, check=check, seal=seal, keep=keep)
 
 
 # --- code version ---------------------------------------------------------------------------
@@ -326,7 +327,8 @@ def model_cache_dir(entry, model, task_checksum: str, split) -> Path:
 def split_run_entry(task_name: str, task_checksum: str, split, *, retriever=None, retriever_entry=None,
                     pool: tuple[str, str | None] | None = None, reranker=None, reranker_entry=None,
                     rerank_depth: int | None = None, depth: int, tag: str = "statbench-cache",
-                    required: tuple[str, ...] = (), check=None) -> CacheEntry:
+                    required: tuple[str, ...] = (), check=None, seal: str | None = None,
+                    keep: tuple[str, ...] = ()) -> CacheEntry:
     """The entry (kind ``split-run``) holding one split's ranked test queries."""
     trained = bool(retriever is not None and retriever.trainable)
     key = {
@@ -342,11 +344,12 @@ def split_run_entry(task_name: str, task_checksum: str, split, *, retriever=None
         # the tag column of the lines (it follows the --model/--reranker spelling, DIST:NAME or NAME)
         "tag": tag,
     }
-    return keyed_entry(cache_root() / "runs" / task_name, "split-run", key, required=required, check=check)
+    return keyed_entry(cache_root() / "runs" / task_name, "split-run", key, required=required, check=check,
+                       seal=seal, keep=keep)
 
 
 def split_scores_entry(task_name: str, run_sha256: str, test: list[str], qrels, measures, *,
-                       required: tuple[str, ...] = (), check=None) -> CacheEntry:
+                       required: tuple[str, ...] = (), check=None, keep: tuple[str, ...] = ()) -> CacheEntry:
     """The entry (kind ``split-scores``) of one split's per-query scores: keyed by the sha256
     of the split's run, the judgements of its test queries, the measures and the versions of
     the harness and ir-measures."""
@@ -363,7 +366,8 @@ def split_scores_entry(task_name: str, run_sha256: str, test: list[str], qrels, 
         # the queries scored: a scores file is checked to hold these, each on every measure
         "judged": sorted(judged),
     }
-    return keyed_entry(cache_root() / "scores" / task_name, "split-scores", key, required=required, check=check)
+    return keyed_entry(cache_root() / "scores" / task_name, "split-scores", key, required=required, check=check,
+                       keep=keep)
 
 
 def verification_entry(task_name: str, task_version: str, run_sha256: str, data_checksum: str, measures,

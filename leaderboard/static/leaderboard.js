@@ -138,6 +138,21 @@
       model.appendChild(seen);
     }
     tr.appendChild(model);
+    var rank = el("td", "rank");
+    if (row.rank && row.rank[0]) {
+      rank.appendChild(document.createTextNode(row.rank[0]));
+      if (row.rank[1]) {
+        space(rank);
+        var top = el("span", "top-group", "top");
+        top.title = data.top_title || "";
+        rank.appendChild(top);
+      }
+    } else {
+      var none = el("span", "unranked", "—");
+      none.title = (row.rank && row.rank[2]) || "not ranked";
+      rank.appendChild(none);
+    }
+    tr.appendChild(rank);
     tr.appendChild(el("td", "family", row.family || "—"));
     if (data.has_pool) { tr.appendChild(el("td", "pool", row.pool || "—")); }
     tr.appendChild(el("td", "trained", row.trained || "—"));
@@ -165,10 +180,11 @@
       if (cell[3]) {
         space(td);
         var up = cell[3] === "up";
-        var marker = el("a", "sig " + cell[3], up ? "▲" : "▼");
-        marker.href = (data.sig_href || "") + "#sig-" + key;
-        marker.title = "significantly " + (up ? "better" : "worse") + " than " + data.baseline +
-          " (Holm-adjusted p = " + row.p + ")";
+        /* the tested measure's marker links to its line in the comparisons' table */
+        var marker = el(label === data.tested ? "a" : "span", "sig " + cell[3], up ? "▲" : "▼");
+        if (label === data.tested) { marker.href = (data.sig_href || "") + "#sig-" + key; }
+        marker.title = "significantly " + (up ? "better" : "worse") + " than " + data.baseline + " on " + label +
+          " (Holm-adjusted p = " + cell[4] + ")";
         td.appendChild(marker);
       }
       tr.appendChild(td);

@@ -9,9 +9,9 @@ import json
 
 import pytest
 
-from statbench.leaderboard.efficiency import COLUMNS
+from statbench.leaderboard.render.build import build_site
+from statbench.leaderboard.render.efficiency import COLUMNS
 from statbench.leaderboard.sample import write_many
-from statbench.leaderboard.site import build_site
 
 N = 60
 

@@ -3,8 +3,8 @@ on request (issue 21 §3); the script builds the badge the same way the page pri
 
 from __future__ import annotations
 
+from statbench.leaderboard.render.build import build_site
 from statbench.leaderboard.sample import make_results, write_result
-from statbench.leaderboard.site import build_site
 
 
 def _scores(value: float) -> dict:

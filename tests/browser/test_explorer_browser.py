@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from statbench.leaderboard.explorer import TaskTexts
+from statbench.leaderboard.render.build import build_site
+from statbench.leaderboard.render.explorer import TaskTexts
 from statbench.leaderboard.sample import make_results, write_result
-from statbench.leaderboard.site import build_site
 
 N = 70  #: queries: two pages of the explorer
 MEASURES = ("R@5", "R@10", "R@100", "nDCG@10")

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from statbench.leaderboard.render.build import build_site
 from statbench.leaderboard.sample import write_sample
-from statbench.leaderboard.site import build_site
 
 XSS = "<script>alert(1)</script>"
 
@@ -69,9 +69,15 @@ def test_site_in_headless_chromium(page, site, tmp_path):
     page.check("input[name='family'][value='lexical']")
     assert len(_visible_labels(page)) == 7
 
-    # significance markers against bm25
-    assert page.locator("#leaderboard a.sig.up").count() == 3
+    # significance markers against bm25: on the tested measure, linked to its comparisons' lines,
+    # and on the three other measures (Holm over the 24 tests of the board)
+    assert page.locator("#leaderboard a.sig.up").count() == 2
     assert page.locator("#leaderboard a.sig.down").count() == 1
+    assert page.locator("#leaderboard span.sig.up").count() == 6
+    assert page.locator("#leaderboard span.sig.down").count() == 3
+    # ranks with their intervals, the top group marked
+    ranks = page.eval_on_selector_all("#leaderboard tbody.row:not([hidden]) td.rank", "tds => tds.map(td => td.textContent)")
+    assert sorted(ranks) == ["1 (1–2) top", "2 (1–3) top", "3 (2–3)", "4 (4–6)", "5 (4–6)", "6 (4–6)", "7 (7–7)"]
 
     # escaping: the script-named model is text, and no alert fired
     cell = page.locator("td.model > .name", has_text=XSS)

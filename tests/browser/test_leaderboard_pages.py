@@ -9,17 +9,18 @@ from pathlib import Path
 
 import pytest
 
+from statbench.leaderboard.render.build import build_site
 from statbench.leaderboard.sample import write_many
-from statbench.leaderboard.site import build_site
 
 N = 120
 
-#: per cell of a row's main line (details column aside): its text pieces, its marker
-#: (link and title) and its class; then the row's own attributes
+#: per cell of a row's main line (details column aside): its text pieces, its marker (a
+#: significance marker, the top-group mark or an unranked dash: link and title) and its class;
+#: then the row's own attributes
 ROW_SHAPE = """body => [Array.from(body.querySelector('tr.main').children).slice(0, -1).map(td => {
   const parts = [], walker = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
   while (walker.nextNode()) { const t = walker.currentNode.textContent.trim(); if (t) parts.push(t); }
-  const sig = td.querySelector('a.sig');
+  const sig = td.querySelector('.sig, .top-group, .unranked');
   return [parts, sig ? [sig.getAttribute('href'), sig.title] : null, td.className];
 }), body.className, body.dataset.family, body.dataset.trained, body.dataset.ref, body.id]"""
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from statbench.leaderboard.render.build import build_site
 from statbench.leaderboard.sample import make_results, reranker_record, write_result
-from statbench.leaderboard.site import build_site
 
 #: 13 measures, as the board that scrolled its Details column away had
 MEASURES = ("R@1", "R@2", "R@3", "R@5", "R@10", "R@20", "R@50", "R@100", "R@200", "MRR@10", "MAP@100",

@@ -192,7 +192,7 @@ def test_a_hub_that_answers_the_probe_then_stalls_is_one_line_within_the_bound(s
 def test_a_stalled_fetch_of_a_model_in_the_hub_cache_loads_the_cached_copy(hub, monkeypatch):
     module = hub
     monkeypatch.setattr(module, "offline_reason", lambda: None)  # the hub answers the probe
-    monkeypatch.setattr(module, "_in_hub_cache", lambda name: True)
+    monkeypatch.setattr(module, "in_hub_cache", lambda name: True)
     monkeypatch.setenv("STATBENCH_HUB_TIMEOUT", "0.3")
     release = threading.Event()
     modes = []
@@ -218,7 +218,8 @@ def test_a_stalled_fetch_of_a_model_in_the_hub_cache_loads_the_cached_copy(hub, 
 def test_a_probe_whose_name_lookup_hangs_is_bounded(hub, monkeypatch):
     import socket
 
-    module = hub
+    from statbench.storage import hub as module  # the core's probe
+
     _point_hub_at(monkeypatch, "http://hub.invalid")
     monkeypatch.setattr(module, "PROBE_TIMEOUT", 0.2)
     release = threading.Event()
@@ -242,7 +243,7 @@ def test_a_probe_whose_name_lookup_hangs_is_bounded(hub, monkeypatch):
 
 
 def test_lleqa_s_export_from_a_stalling_hub_is_bounded_and_said(monkeypatch, tmp_path):
-    from statbench.models.shared import hub as hub_module
+    from statbench.storage import hub as hub_module
     from statbench.tasks.lleqa import Lleqa
 
     release = threading.Event()

@@ -14,9 +14,9 @@ import pytest
 from statbench.data import gunzip as bounded
 from statbench.data.gunzip import gunzip, gunzipped_sha256
 from statbench.errors import DataFormatError
+from statbench.leaderboard.render.build import build_site
 from statbench.leaderboard.sample import write_sample
-from statbench.leaderboard.site import build_site
-from statbench.leaderboard.verify import _RunFile
+from statbench.leaderboard.verify.verify import _RunFile
 
 RUN = b"q1 Q0 d1 1 2.0 x\nq1 Q0 d2 2 1.0 x\n" * 1000
 

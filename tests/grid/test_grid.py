@@ -106,6 +106,7 @@ def test_params_lists_expand_into_the_product_of_cells(tmp_path):
 # --- running ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_sequential_and_local_workers_agree_and_a_second_invocation_does_nothing(world, tmp_path):
     data, env = world
     path = write(tmp_path / "exp.yaml", SWEEP.format(data=data))

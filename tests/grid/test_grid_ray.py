@@ -7,12 +7,15 @@ import json
 import sys
 import textwrap
 
-import pytest
-
 import grid_fixtures
+import pytest
 from grid_fixtures import cell_outputs, grid, mrr
 
 ray = pytest.importorskip("ray")
+
+# one Ray test at a time on one xdist worker: `ray.init()` without an address joins the cluster
+# Ray last recorded on this machine (ray_current_cluster), which may be another test's
+pytestmark = pytest.mark.xdist_group("ray")
 
 EXPERIMENT = """
     tasks:

@@ -26,12 +26,14 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
-
 import grid_fixtures
+import pytest
 from grid_fixtures import cell_outputs, grid, mrr
 
 pytest.importorskip("ray")
+
+# one Ray test at a time on one xdist worker (see tests/grid/test_grid_ray.py)
+pytestmark = pytest.mark.xdist_group("ray")
 
 RAY = shutil.which("ray") or str(Path(sys.executable).parent / "ray")
 

@@ -11,10 +11,13 @@ import subprocess
 import textwrap
 
 import pytest
-
 from grid_fixtures import grid, install_rotate, mrr, write_stard
 
 pytest.importorskip("submitit")
+
+# one Slurm test at a time on one xdist worker: the pre-emption test signals every queued
+# job named `submitit`, which would include another test's array
+pytestmark = pytest.mark.xdist_group("slurm")
 
 ALL = ("0", "1", "2", "3", "4")
 

@@ -313,6 +313,7 @@ def test_a_beir_grid_runs_twice_and_reports_the_tasks_primary_measure(tmp_path):
     assert cell["status"] == "skipped" and cell["primary_measure"] == primary
 
 
+@pytest.mark.slow
 def test_two_grids_build_the_leaderboard_on_one_root(world, tmp_path):
     data, env = world
     path = write(tmp_path / "exp.yaml", f"""

@@ -116,10 +116,11 @@ def hub(monkeypatch):
     from huggingface_hub import constants
 
     from statbench.models.shared import hub as hub_module
+    from statbench.storage import hub as hub_reach
 
     for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(hub_module, "_probes", {})
+    monkeypatch.setattr(hub_reach, "_probes", {})
 
     def point_at(endpoint):
         monkeypatch.setenv("HF_ENDPOINT", endpoint)

@@ -16,7 +16,7 @@ from results_fixtures import minimal_results
 
 from statbench.commands.cli import cli
 from statbench.errors import DataFormatError
-from statbench.leaderboard.collect import collect
+from statbench.leaderboard.collect.reading import collect
 from statbench.leaderboard.sample import make_results, reranker_record, sample_results, write_result
 from statbench.results.jsonrecord import JsonRecord, Schema, json_schema, optional
 from statbench.scoring.publishable import check_results, read_publishable

@@ -1,6 +1,7 @@
 """`statbench run` / `evaluate` end to end on a miniature STARD, caching and bad input."""
 
 import json
+import shlex
 import subprocess
 import sys
 
@@ -19,15 +20,18 @@ def run_cli(*args):
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
-def test_bm25_on_stard_fixture_writes_consistent_outputs(stard_dir, tmp_path):
+def test_bm25_on_stard_fixture_writes_consistent_outputs(stard_dir, tmp_path, monkeypatch):
     out = tmp_path / "out"
-    result = run_cli("run", "--task", "stard", "--model", "bm25", "--data-dir", str(stard_dir),
-                     "--output", str(out), "--no-progress")
+    args = ["run", "--task", "stard", "--model", "bm25", "--data-dir", str(stard_dir), "--output", str(out),
+            "--no-progress"]
+    # the command line the run records is sys.argv: the user's, not pytest's (nor an xdist worker's, which has none)
+    monkeypatch.setattr(sys, "argv", ["statbench", *args])
+    result = run_cli(*args)
     assert result.exit_code == 0, result.output
     assert "R@100" in result.output and "mean ± std" in result.output
     results = load_results(out / "results.json")  # validates against the schema
     assert results["model"]["plugin"]["distribution"] == "statbench"
-    assert results["command"].startswith("statbench ")
+    assert results["command"] == shlex.join(["statbench", *args])
     assert sum(s["n_queries"] for s in results["splits"]) == 5
     # every query's relevant article contains its key words, so BM25 puts one first
     assert results["all_queries"]["MRR@10"] == 1.0

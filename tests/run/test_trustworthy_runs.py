@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fixture_data import STARD_CORPUS, STARD_QUERIES, write_jsonl
 
 from statbench import hookimpl
 from statbench.registry import plugins
@@ -373,19 +375,29 @@ main()
 """
 
 
+@pytest.fixture(scope="module")
+def killed_run_world(tmp_path_factory):
+    """A miniature STARD, the reference output set of bm25 on it and a previous good output set
+    of the same run: built once, every stage and signal is compared with them."""
+    root = tmp_path_factory.mktemp("kill")
+    data = root / "stard"
+    write_jsonl(data / "corpus.jsonl", STARD_CORPUS)
+    (data / "queries.json").write_text(json.dumps(STARD_QUERIES, ensure_ascii=False), encoding="utf-8")
+    env = {**os.environ, "STATBENCH_CACHE": str(root / "ref-cache")}
+    args = ["run", "--task", "stard", "--model", "bm25", "--data-dir", str(data), "--no-progress"]
+    for name in ("reference", "previous"):
+        subprocess.run([sys.executable, "-m", "statbench.commands.cli", *args, "--output", str(root / name)], env=env,
+                       check=True, capture_output=True)
+    return args, root / "reference", root / "previous"
+
+
 @pytest.mark.parametrize("signal_name, exit_code", [("SIGKILL", -9), ("SIGINT", 130)])
 @pytest.mark.parametrize("stage", ["cache-seal", "cache-publish", "second-split", "output-half", "output-staged"])
-def test_kill_at_each_stage_then_rerun_gives_identical_outputs(stard_dir, tmp_path, isolated_cache, stage,
+def test_kill_at_each_stage_then_rerun_gives_identical_outputs(killed_run_world, tmp_path, isolated_cache, stage,
                                                                signal_name, exit_code):
-    reference = tmp_path / "reference"
-    env = {**os.environ, "STATBENCH_CACHE": str(tmp_path / "ref-cache")}
-    args = ["run", "--task", "stard", "--model", "bm25", "--data-dir", str(stard_dir), "--no-progress"]
-    subprocess.run([sys.executable, "-m", "statbench.commands.cli", *args, "--output", str(reference)], env=env, check=True,
-                   capture_output=True)
+    args, reference, previous = killed_run_world
     out = tmp_path / "out"
-    # a previous good output set that the killed run must leave alone
-    subprocess.run([sys.executable, "-m", "statbench.commands.cli", *args, "--output", str(out)], env=env, check=True,
-                   capture_output=True)
+    shutil.copytree(previous, out)  # a previous good output set that the killed run must leave alone
     before = snapshot(out)
     env = {**os.environ, "STATBENCH_CACHE": str(isolated_cache), "KILL_AT": stage, "KILL_WITH": signal_name}
     killed = subprocess.run([sys.executable, "-c", KILL_SCRIPT, *args, "--output", str(out)], env=env,

@@ -148,7 +148,7 @@ def test_results_round_trip_and_older_results_still_read(structured, tmp_path):
 
 
 def test_board_shows_the_breakdown_table_and_plot(structured, tmp_path):
-    from statbench.leaderboard.site import build_site
+    from statbench.leaderboard.render.build import build_site
 
     path = _run_bm25(structured, tmp_path / "results" / "bm25")
     obj = read_results(path)
@@ -176,7 +176,7 @@ def test_board_shows_the_breakdown_table_and_plot(structured, tmp_path):
 def test_verification_checks_the_claimed_query_counts(structured, tmp_path):
     from dataclasses import replace
 
-    from statbench.leaderboard.verify import compare_figures
+    from statbench.leaderboard.verify.verify import compare_figures
 
     record = Results.read(_run_bm25(structured, tmp_path / "out" / "bm25"))
     assert compare_figures(record, record) == []
@@ -206,8 +206,8 @@ def _with_groups(value: float, groups: dict[str, dict[str, list[str]]], describe
 
 
 def test_a_breakdown_with_one_value_is_left_out_with_a_note(tmp_path):
+    from statbench.leaderboard.render.build import build_site
     from statbench.leaderboard.sample import write_result
-    from statbench.leaderboard.site import build_site
 
     qids = [f"q{i}" for i in range(6)]
     groups = {"relevant_articles": {"3": qids}, "category": {"a": qids[:2], "b": qids[2:]}}
@@ -231,7 +231,7 @@ def test_a_breakdown_with_one_value_is_left_out_with_a_note(tmp_path):
 
 def test_two_values_across_the_rows_are_a_breakdown(tmp_path):
     """One value in each result, but not the same one: the board's table compares them."""
-    from statbench.leaderboard.breakdowns import breakdown_sections, group_values
+    from statbench.leaderboard.render.breakdowns import breakdown_sections, group_values
     from statbench.results.record import Results
 
     qids = [f"q{i}" for i in range(6)]
@@ -247,8 +247,8 @@ def test_two_values_across_the_rows_are_a_breakdown(tmp_path):
 
 
 def test_a_rows_details_leave_a_single_value_breakdown_out(tmp_path):
+    from statbench.leaderboard.render.build import build_site
     from statbench.leaderboard.sample import write_result
-    from statbench.leaderboard.site import build_site
     qids = [f"q{i}" for i in range(6)]
     write_result(tmp_path / "r" / "one", _with_groups(0.3, {"relevant_articles": {"3": qids},
                                                             "category": {"a": qids[:2], "b": qids[2:]}}))

@@ -350,8 +350,8 @@ def test_compare_on_a_custom_measure(plugin, tmp_path):
 
 
 def test_leaderboard_shows_custom_measure_columns(plugin, tmp_path):
-    from statbench.leaderboard.collect import is_bounded, score_problems
-    from statbench.leaderboard.site import build_site
+    from statbench.scoring.publishable import is_bounded, score_problems
+    from statbench.leaderboard.render.build import build_site
 
     run_fixed(tmp_path / "results" / "a")
     run_fixed(tmp_path / "results" / "b", shift=1)

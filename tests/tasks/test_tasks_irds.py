@@ -4,11 +4,9 @@ and `statbench list tasks` showing the declared splits."""
 import ir_datasets
 import pytest
 from click.testing import CliRunner
+from fixture_data import add_official, write_jsonl
 
 from statbench.commands.cli import cli
-
-from fixture_data import write_jsonl
-from fixture_data import add_official
 
 
 @pytest.fixture
@@ -26,8 +24,9 @@ def test_stard_folds_and_official_split(irds, stard_dir):
             "statbench/ukstat/dense-pool"} <= set(names)
     fold = ir_datasets.load("statbench/stard/fold-1")
     queries = list(fold.queries_iter())
-    from statbench.tasks.stard import Stard
     import logging
+
+    from statbench.tasks.stard import Stard
 
     data = Stard().load(stard_dir, logging.getLogger("test"))
     assert [q.query_id for q in queries] == list(data.splits[0].test)

@@ -222,7 +222,7 @@ class FakeHubDataset:
 @pytest.fixture
 def fake_hub(monkeypatch, tmp_path):
     """A hub that answers (the offline probe says so) and serves LLeQA's configurations."""
-    import statbench.models.shared.hub as hub
+    import statbench.storage.hub as hub
 
     served = {("corpus", "corpus"): ARTICLES, ("questions", "train"): TRAIN,
               ("questions", "validation"): DEV, ("questions", "test"): TEST}

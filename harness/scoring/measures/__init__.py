@@ -1,8 +1,9 @@
 """Custom measures: a plugin adds a per-query measure, used exactly like an ir-measures name.
 
 A measure is a :class:`CustomMeasure` subclass, registered through the
-``register_measures`` hook (the built-in F-beta, :mod:`statbench.scoring.measures.fbeta`, arrives
-the same way, from :mod:`statbench.scoring.measures.builtin`)::
+``register_measures`` hook (the built-in F-beta, :mod:`statbench.scoring.measures.fbeta`, and
+the F-beta of the means of precision and recall, :mod:`statbench.scoring.measures.fbeta_of_means`,
+arrive the same way, from :mod:`statbench.scoring.measures.builtin`)::
 
     from statbench import hookimpl
     from statbench.scoring.measures import CustomMeasure

@@ -1,2 +1,3 @@
-"""Cross-encoder and monoT5 rerankers.
+"""Cross-encoder and monoT5 rerankers (:mod:`.cross_encoder`): a (query, passage) pair in,
+a relevance score out.
 """

@@ -12,6 +12,9 @@ from pathlib import Path
 
 import click
 
+from statbench.models.shared.specs import DEVICE
+from statbench.terminal.console import make_console, progress_bars
+
 log = logging.getLogger("statbench")
 
 
@@ -46,17 +49,10 @@ def distill(task, teacher, teacher_params, queries, generate, generator, retriev
             epochs, batch_size, lr, max_length, val_share, seed, device, data_dir, output, progress):
     """Distil TEACHER's scores into a student cross-encoder (ukstat-2025, section 4.1)."""
     # the command body's own: `statbench --help` imports this module, not the machinery behind the command
-    from statbench.models.distillation.distill import (
-        DEFAULT_GENERATOR,
-        DistillRequest,
-    )
-    from statbench.models.distillation.distill import (
-        distill as run_distill,
-    )
+    from statbench.models.distillation.distill import DEFAULT_GENERATOR, DistillRequest
+    from statbench.models.distillation.distill import distill as run_distill
     from statbench.models.distillation.train import DEFAULT_STUDENT, TrainSettings
-    from statbench.models.shared.specs import DEVICE
     from statbench.run.request import parse_model_params
-    from statbench.terminal.console import make_console, progress_bars
 
     request = DistillRequest(
         task=task, teacher=teacher, output=output,

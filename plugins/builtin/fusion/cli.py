@@ -11,23 +11,22 @@ from pathlib import Path
 
 import click
 
-log = logging.getLogger("statbench")
+from statbench.models.fusion.engine import AUTO, DEFAULT_K, METHODS, NORMS, FusionSettings, parse_weights
+from statbench.terminal.console import make_console
 
-_METHODS = ("rrf", "isr", "log_isr", "logn_isr", "bordafuse", "combsum", "combmnz", "combmax",
-            "combmin", "combmed", "combanz", "wsum", "wmnz")  # engine.METHODS (not imported: --help stays fast)
-_NORMS = ("auto", "none", "min-max", "max", "sum", "z", "zmuv", "rank", "borda")
+log = logging.getLogger("statbench")
 
 
 @click.command()
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--task", required=True, help="Task the runs belong to (its judgements score the fused run).")
 @click.option("--method", default="rrf", show_default=True, metavar="METHOD",
-              help=f"ranx fusion method: {', '.join(_METHODS)} (condorcet is refused: not deterministic).")
-@click.option("--norm", type=click.Choice(_NORMS), default="auto", show_default=True,
+              help=f"ranx fusion method: {', '.join(METHODS)} (condorcet is refused: not deterministic).")
+@click.option("--norm", type=click.Choice((AUTO, *NORMS)), default=AUTO, show_default=True,
               help="Score normalisation before fusing (auto: min-max for score-based methods, none for rank-based; "
                    "borda only before a score-based method).")
 @click.option("--weights", default="", help="wsum/wmnz: one weight per input, comma-separated (e.g. 0.3,0.7).")
-@click.option("--k", "k", type=click.IntRange(min=1), default=60, show_default=True, help="RRF's k.")
+@click.option("--k", "k", type=click.IntRange(min=1), default=DEFAULT_K, show_default=True, help="RRF's k.")
 @click.option("--split", "splits", multiple=True, help="Fuse and score only these splits (repeatable).")
 @click.option("--protocol", default=None, help="Protocol of the inputs [default: the one their results record].")
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), help="Folder holding the task's files.")
@@ -35,10 +34,8 @@ _NORMS = ("auto", "none", "min-max", "max", "sum", "z", "zmuv", "rank", "borda")
 def fuse(inputs, task, method, norm, weights, k, splits, protocol, data_dir, output):
     """Fuse INPUTS (TREC run files or statbench output folders) of one task, split by split."""
     # the command body's own: `statbench --help` imports this module, not the machinery behind the command
-    from statbench.models.fusion.engine import FusionSettings, parse_weights
     from statbench.models.fusion.fuse import FuseRequest
     from statbench.models.fusion.fuse import fuse as run_fuse
-    from statbench.terminal.console import make_console
 
     settings = FusionSettings(method=method, norm=norm, weights=parse_weights(weights), k=k)
     request = FuseRequest(sources=list(inputs), task=task, settings=settings, output=output, data_dir=data_dir,

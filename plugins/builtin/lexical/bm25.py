@@ -16,6 +16,7 @@ from typing import Sequence
 from statbench.api import CacheEntry, Document, Param, Query, Ranking, RunContext, hookimpl
 from statbench.models.lexical.base import LexicalRetriever, backend_analysis_params
 from statbench.models.lexical.bm25_index import index_bm25s
+from statbench.models.lexical.bm25s_import import import_bm25s
 from statbench.models.shared.artefacts import load_or_build
 from statbench.models.shared.topk import distinct, top_k
 
@@ -47,7 +48,7 @@ class BM25(LexicalRetriever):
     def index(self, corpus: Sequence[Document], ctx: RunContext) -> None:
         if self.uses_lucene:
             return self.lucene_index(corpus, ctx)
-        import bm25s
+        bm25s = import_bm25s()
 
         self._doc_ids = [d.id for d in corpus]
         p = self.params

@@ -1,2 +1,2 @@
-"""The LSI classifier: articles as classes.
+"""The LSI classifier (:mod:`.lsi`): articles as classes, ranked by class probability.
 """

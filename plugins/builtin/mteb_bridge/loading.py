@@ -16,18 +16,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from statbench.api import StatbenchError, local_copy_dir, resolve
-from statbench.models.mteb_bridge.hubaccess import offline_if_unreachable
+from statbench.api import (
+    FetchStalled,
+    StatbenchError,
+    fetch_within_bound,
+    hub_cache_dir,
+    in_hub_cache,
+    local_copy_dir,
+    offline_if_unreachable,
+    offline_reason,
+    registered_meta,
+    resolve,
+)
 from statbench.models.shared import hub
-
-
-def registered_meta(name: str):
-    """MTEB's registered ``ModelMeta`` of ``name`` (``None``: not in its registry)."""
-    import mteb
-    from mteb.models.get_model_meta import MODEL_REGISTRY
-
-    renamed = getattr(mteb.models.get_model_meta, "_MODEL_RENAMES", {}).get(name, name)
-    return MODEL_REGISTRY.get(renamed)
 
 
 def mteb_version() -> str:
@@ -58,15 +59,15 @@ def missing_hint(name: str, revision: str) -> str:
     rev = f" --revision {revision}" if revision else ""
     return (f"download it on a machine with internet (`huggingface-cli download {name}{rev} --local-dir DIR`) and put "
             f"the files in {local_copy_dir(name)} (keeps MTEB's registered prompts and settings for {name}), or copy "
-            f"the hub cache to {hub.hub_cache_dir()}; --param name=DIR loads a folder as a plain sentence-transformers "
+            f"the hub cache to {hub_cache_dir()}; --param name=DIR loads a folder as a plain sentence-transformers "
             "model, without MTEB's registered settings")
 
 
 def check_available(name: str, revision: str) -> None:
     """Refuse now, before any work, a model only an unreachable hub could give."""
-    if Path(resolve(name)).exists() or hub._in_hub_cache(name):
+    if Path(resolve(name)).exists() or in_hub_cache(name):
         return
-    reason = hub.offline_reason()
+    reason = offline_reason()
     if reason is not None:
         raise StatbenchError(f"mteb model {name!r} is not available offline ({reason}) and no local copy was found: "
                              f"{missing_hint(name, revision)}")
@@ -94,9 +95,9 @@ def load_model(name: str, revision: str, device: str):
             try:
                 if offline is not None:
                     return mteb.get_model(name, revision or None, device=device)
-                return hub.fetch_within_bound(lambda: mteb.get_model(name, revision or None, device=device),
-                                              f"mteb model {name!r}")
-            except hub.FetchStalled as stalled:
+                return fetch_within_bound(lambda: mteb.get_model(name, revision or None, device=device),
+                                          f"mteb model {name!r}")
+            except FetchStalled as stalled:
                 raise StatbenchError(f"{stalled}: {missing_hint(name, revision)}") from None
             except (OSError, ValueError, KeyError):
                 if offline is not None:

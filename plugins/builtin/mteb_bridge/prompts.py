@@ -7,7 +7,7 @@ exactly MTEB's); any other statbench task passes a retrieval task named ``statbe
 
 from __future__ import annotations
 
-from statbench.models.mteb_bridge.names import mteb_language
+from statbench.api import mteb_language, mteb_metadata
 
 
 def task_metadata(task_name: str, language: str):
@@ -23,22 +23,6 @@ def task_metadata(task_name: str, language: str):
         modalities=["text"], eval_splits=["test"], eval_langs=[mteb_language(language)], main_score="ndcg_at_10",
         date=None, domains=["Legal"], task_subtypes=[], license=None, annotations_creators=None, dialect=None,
         sample_creation=None, bibtex_citation=None)
-
-
-def mteb_metadata(task_name: str):
-    """The metadata of the MTEB task behind ``mteb-NAME[-SUBSET]`` (``None``: not an ``mteb:`` task)."""
-    if not task_name.startswith("mteb-"):
-        return None
-    import mteb
-
-    rest = task_name[len("mteb-"):]
-    candidates = [rest] + [rest[:i] for i in range(len(rest) - 1, 0, -1) if rest[i] == "-"]
-    for name in candidates:
-        try:
-            return mteb.get_task(name).metadata
-        except KeyError:
-            continue
-    return None
 
 
 def metadata_identity(metadata) -> dict:

@@ -1,2 +1,2 @@
-"""Static word embeddings (word2vec, fastText) averaged into vectors.
+"""Static word embeddings (word2vec, fastText) averaged into vectors (:mod:`.static_embeddings`).
 """

@@ -126,7 +126,7 @@ def test_one_leaderboard_board_per_protocol(example_plugin, tmp_path):
         for model in ("bm25", "tfidf"):
             run("--task", "example-civil", "--model", model, "--protocol", protocol,
                 "--output", str(results / protocol / model))
-    from statbench.leaderboard.collect import collect
+    from statbench.leaderboard.collect.reading import collect
 
     boards, problems = collect(results)
     assert problems == []

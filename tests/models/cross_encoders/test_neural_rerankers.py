@@ -12,6 +12,7 @@ def _run_lines(outcome):
     return [line.split() for line in outcome.run_path.read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_cross_encoder_reranks_bm25_candidates_by_its_own_logits(stard_dir, tmp_path):
     from sentence_transformers import CrossEncoder
     import torch

@@ -20,6 +20,10 @@ from statbench.registry import plugins
 
 ranx = pytest.importorskip("ranx")
 
+# the fusion tests run on one xdist worker: numba compiles ranx's fusion code once per process
+# (seconds per method), which a second worker would pay again
+pytestmark = pytest.mark.xdist_group("ranx")
+
 K = 60
 
 
@@ -218,6 +222,7 @@ def test_fusion_retriever_refuses_bad_runs_before_any_work(stard, tmp_path):
     assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.slow
 def test_wsum_weights_are_tuned_by_the_grid_on_dev_only(tmp_path):
     data, env = grid_fixtures.world(tmp_path)
     candidates = ["0,1", "1,0"]  # min-max wsum: only offset 1's order, only offset 0's order

@@ -19,17 +19,24 @@ from statbench.registry import plugins
 
 pytest.importorskip("ranx")
 
+# the fusion tests run on one xdist worker: numba compiles ranx's fusion code once per process
+# (seconds per method), which a second worker would pay again
+pytestmark = pytest.mark.xdist_group("ranx")
+
+
 def invoke(args):
     plugins.reset_registry()
     return CliRunner().invoke(cli, list(map(str, args)))
 
 
 def test_every_method_offered_by_the_command_and_the_retriever_is_one_list():
-    from statbench.models.fusion.cli import _METHODS
-    from statbench.models.fusion.engine import METHODS, REFUSED
+    from statbench.models.fusion.cli import fuse
+    from statbench.models.fusion.engine import AUTO, METHODS, NORMS, REFUSED
     from statbench.models.fusion.retriever import FusionRetriever
 
-    assert tuple(METHODS) == _METHODS
+    options = {option.name: option for option in fuse.params}
+    assert f"ranx fusion method: {', '.join(METHODS)} (condorcet" in options["method"].help
+    assert tuple(options["norm"].type.choices) == (AUTO, *NORMS)
     assert FusionRetriever.default_params["method"].choices == tuple(METHODS)
     assert set(REFUSED) == {"condorcet"} and not set(REFUSED) & set(METHODS)
 
@@ -68,6 +75,7 @@ def _inputs(prefix: str):
     return a, b
 
 
+@pytest.mark.slow
 def test_every_method_gives_the_same_fused_run_whatever_order_python_sets_iterate_in():
     """ranx builds some candidate lists from Python sets of doc ids, whose order follows the
     ids' string hashes (which differ per process). Renaming the documents (one prefix for

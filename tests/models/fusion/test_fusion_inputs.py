@@ -22,6 +22,10 @@ from statbench.registry import plugins
 
 pytest.importorskip("ranx")
 
+# the fusion tests run on one xdist worker: numba compiles ranx's fusion code once per process
+# (seconds per method), which a second worker would pay again
+pytestmark = pytest.mark.xdist_group("ranx")
+
 
 def invoke(args):
     plugins.reset_registry()

@@ -8,13 +8,13 @@ import shutil
 
 import numpy as np
 import pytest
-
 import tiny_models
 from fixture_data import STARD_CORPUS
+from structure_fixtures import HEADINGS, structure_lines, write_structure
+
 from statbench.api import Query
 from statbench.errors import StatbenchError
 from statbench.storage.paths import cache_root
-from structure_fixtures import HEADINGS, write_structure, structure_lines
 
 #: tiny sizes: passages of 16 tokens, articles of at most 4 passages
 SMALL = {"chunk_length": 16, "max_doc_length": 64, "context_heads": 2, "batch_size": 4, "epochs": 2,
@@ -80,8 +80,8 @@ def test_one_dsr_training_step_changes_the_parameters(structured_stard, bert_dir
 def test_one_lge_training_step_changes_the_parameters(tmp_path):
     import torch
 
-    from statbench.models.gdsr.lge import build_gnn, fit_lge
     from statbench.models.dense.training import Checkpoints, Pair
+    from statbench.models.gdsr.lge import build_gnn, fit_lge
 
     torch.manual_seed(0)
     # articles 0..3, sections 4 (root) and 5 (under 4); articles 0, 1 under 5, 2, 3 under 4

@@ -6,13 +6,12 @@ import logging
 import re
 
 import pytest
+from lexical_fixtures import BM25_EXPECTED, EN_DOCS, FR_DOCS, FR_QUERIES, QUERY, context, top
 
 from statbench.api import Query
 from statbench.errors import StatbenchError, UnknownNameError
 from statbench.models.lexical.bm25 import BM25
 from statbench.models.lexical.ql import QueryLikelihood
-from lexical_fixtures import EN_DOCS, FR_DOCS, FR_QUERIES, context, top
-from lexical_fixtures import BM25_EXPECTED, QUERY
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -76,8 +75,8 @@ def test_lucene_french_analyzer(tmp_path, model):
 
 
 def test_lucene_chinese_bigrams_end_to_end(stard_dir, tmp_path):
-    from statbench.run.runner import execute
     from statbench.run.request import RunRequest
+    from statbench.run.runner import execute
 
     request = RunRequest(task="stard", model="bm25", params=["backend=lucene"], data_dir=stard_dir,
                          output=tmp_path / "out")

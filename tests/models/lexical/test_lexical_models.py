@@ -7,16 +7,15 @@ import re
 import sys
 
 import pytest
+from lexical_fixtures import BM25_EXPECTED, EN_DOCS, FR_DOCS, FR_QUERIES, QUERY, context, top
 
-from lexical_fixtures import EN_DOCS, FR_DOCS, FR_QUERIES, context, top
 from statbench.api import Document, Query
-from statbench.errors import StatbenchError, UnknownNameError
 from statbench.contract.params import ParamError
+from statbench.errors import StatbenchError, UnknownNameError
 from statbench.models.lexical.analysis import Analyzer, analyse_texts
 from statbench.models.lexical.bm25 import BM25
 from statbench.models.lexical.ql import QueryLikelihood
 from statbench.models.lexical.tfidf import TfIdf
-from lexical_fixtures import BM25_EXPECTED, QUERY
 
 
 def test_analyzers():
@@ -126,8 +125,8 @@ def test_french_rankings(tmp_path, model):
 def test_end_to_end_on_stard_fixture(stard_dir, tmp_path, name):
     import logging
 
-    from statbench.run.runner import execute
     from statbench.run.request import RunRequest
+    from statbench.run.runner import execute
 
     outcome = execute(RunRequest(task="stard", model=name, data_dir=stard_dir, output=tmp_path / "out"),
                       logging.getLogger("t"), lambda d, total=None: (lambda n=1: None))
@@ -213,10 +212,10 @@ def test_other_snowball_languages_are_stemmed_without_their_stop_words(tag, word
 def test_a_beir_folder_in_en_gb_scores_as_en_and_japanese_stops(tmp_path):
     import json
 
+    from beir_fixtures import write_beir
     from click.testing import CliRunner
 
     from statbench.commands.cli import cli
-    from beir_fixtures import write_beir
 
     scores = {}
     for tag in ("en", "en-GB"):

@@ -1,5 +1,6 @@
-"""The bridge to MTEB: MTEB's models as the ``mteb`` retriever, MTEB's retrieval tasks as
-``--task mteb:NAME``, ``leaderboard export --format mteb`` read back by mteb's own reader.
+"""The bridge to MTEB: MTEB's models as the ``mteb`` retriever, with MTEB's retrieval tasks
+(``--task mteb:NAME``, tests/tasks/test_tasks_mteb.py) end to end, and ``leaderboard export
+--format mteb`` read back by mteb's own reader.
 
 Offline: the MTEB task is a tiny ``AbsTaskRetrieval`` with in-memory data registered in
 mteb's task registry for the test, the model a tiny random sentence-transformers folder.
@@ -201,26 +202,6 @@ def test_offline_an_mteb_dataset_not_in_the_cache_says_what_to_fetch(tmp_path, s
     assert result.exit_code == 2, result.output
     line = result.output.strip().splitlines()[-1]
     assert "mteb/AILA_statutes" in line and "--repo-type dataset" in line and "ebfcd844" in line
-
-
-@pytest.mark.parametrize("task, message", [("mteb:NoSuchTaskAtAll", "no such MTEB task"),
-                                           ("mteb:Banking77Classification", "is a Classification task"),
-                                           ("mteb:", "needs an MTEB task name")])
-def test_tasks_the_bridge_cannot_run_are_one_line(task, message):
-    result = run(["run", "--task", task, "--model", "bm25"])
-    assert result.exit_code == 2
-    assert message in result.output and "Traceback" not in result.output
-
-
-def test_the_legal_tasks_resolve_with_their_own_main_score():
-    from statbench.models.mteb_bridge.tasks import resolve
-
-    info = resolve("AILAStatutes").task_info()
-    assert info.name == "mteb-AILAStatutes" and info.language == "en" and info.primary_measure == "nDCG@10"
-    assert info.default_protocol == "test" and info.depth == 1000
-    bsard = resolve("BSARDRetrieval.v2").task_info()
-    assert bsard.primary_measure == "R@100" and bsard.language == "fr"  # its main score is recall_at_100
-    assert resolve("LeCaRDv2").task_info().language == "zh-Hans"
 
 
 def export(results_dir, out, *extra):

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from statbench.commands.cli import cli
+from statbench.storage import hub as hub_reach
 from hub_fixtures import _point_hub_at, hub  # noqa: F401 - the fixture
 
 #: a bound, not a benchmark: the libraries' own retries took 54-84 s here
@@ -80,7 +81,7 @@ def test_an_unreachable_hub_fails_in_seconds_with_one_line_naming_every_route(hu
 
 def test_hf_hub_offline_is_honoured_and_said_without_probing(hub, monkeypatch, stard_dir):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setattr(hub, "_probe", lambda endpoint: pytest.fail("probed the hub although HF_HUB_OFFLINE is set"))
+    monkeypatch.setattr(hub_reach, "_probe", lambda endpoint: pytest.fail("probed the hub although HF_HUB_OFFLINE is set"))
     result, seconds = _run("--task", "stard", "--model", "mpnet", "--data-dir", str(stard_dir))
     assert result.exit_code == 2
     line = result.output.strip()
@@ -105,7 +106,7 @@ def test_a_reranker_fails_before_the_first_stage_and_names_its_option(hub, monke
 
 def test_the_hub_is_probed_once_per_process(hub, monkeypatch):
     calls = []
-    monkeypatch.setattr(hub, "_probe", lambda endpoint: calls.append(endpoint) or "unreachable (test)")
+    monkeypatch.setattr(hub_reach, "_probe", lambda endpoint: calls.append(endpoint) or "unreachable (test)")
     for _ in range(3):
         with pytest.raises(Exception, match="unreachable \\(test\\)"):
             hub.check_available("sentence-transformers/all-mpnet-base-v2")
@@ -113,7 +114,7 @@ def test_the_hub_is_probed_once_per_process(hub, monkeypatch):
 
 
 def test_local_models_never_touch_the_hub(hub, monkeypatch, tmp_path):
-    monkeypatch.setattr(hub, "_probe", lambda endpoint: pytest.fail("probed the hub for a local folder"))
+    monkeypatch.setattr(hub_reach, "_probe", lambda endpoint: pytest.fail("probed the hub for a local folder"))
     (tmp_path / "m").mkdir()
     hub.check_available(str(tmp_path / "m"))
 
@@ -121,7 +122,7 @@ def test_local_models_never_touch_the_hub(hub, monkeypatch, tmp_path):
 def test_offline_mode_is_set_for_the_load_and_restored(hub, monkeypatch):
     from huggingface_hub import constants
 
-    monkeypatch.setattr(hub, "_probe", lambda endpoint: "unreachable (test)")
+    monkeypatch.setattr(hub_reach, "_probe", lambda endpoint: "unreachable (test)")
     seen = {}
 
     def loader(path):

@@ -1,0 +1,207 @@
+"""A small exact JSON Schema (draft 2020-12) check for the keywords the results schema uses.
+
+Writing a run's results checks the record against the schema; importing jsonschema and
+building its validator costs a cached run more than everything else it writes. This check
+decides the same verdict as ``jsonschema.Draft202012Validator`` (no format checking) for
+the keywords it knows: ``type``, ``properties``, ``required``, ``additionalProperties``,
+``items``, ``minItems``, ``minimum``, ``pattern``, ``const`` and ``enum`` of plain values,
+``oneOf``, local ``$ref`` (``#/$defs/NAME``), and the annotations (``description``, ...).
+Anything else in the schema or the value (another keyword, a value of a type JSON does not
+have) makes it answer ``None``: not known here, and the caller asks jsonschema, which also
+gives the messages of a record that is invalid.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+#: keywords that assert nothing (draft 2020-12 without format checking)
+ANNOTATIONS = frozenset({"$schema", "$id", "$comment", "title", "description", "examples", "default", "format",
+                         "deprecated", "readOnly", "writeOnly"})
+#: the values a JSON document can hold, as Python's json module reads them
+_PLAIN = (dict, list, str, int, float, bool, type(None))
+
+
+def schema_verdict(schema: dict, instance) -> bool | None:
+    """Whether ``instance`` is valid against ``schema`` (True/False, as jsonschema decides),
+    or ``None`` when the schema or the value holds something this check does not know."""
+    try:
+        return _Check(schema).valid(schema, instance)
+    except _Unknown:
+        return None
+
+
+class _Unknown(Exception):
+    """The schema or value holds what this check does not know: jsonschema decides."""
+
+
+class _Check:
+    def __init__(self, root: dict):
+        self.root = root
+
+    def valid(self, schema, instance) -> bool:
+        if schema is True:
+            return True
+        if schema is False:
+            return False
+        if not isinstance(schema, dict):
+            raise _Unknown
+        if not isinstance(instance, _PLAIN):
+            raise _Unknown
+        ok = True
+        for keyword, value in schema.items():
+            if keyword in ANNOTATIONS or keyword == "$defs":
+                continue
+            check = _KEYWORDS.get(keyword)
+            if check is None:
+                raise _Unknown
+            # every keyword is evaluated (no early exit): an unknown one later on must still say so
+            ok = check(self, value, instance, schema) and ok
+        return ok
+
+    def ref(self, target: str):
+        if not isinstance(target, str) or not target.startswith("#/$defs/"):
+            raise _Unknown
+        try:
+            return self.root["$defs"][target[len("#/$defs/"):]]
+        except (KeyError, TypeError):
+            raise _Unknown from None
+
+
+def _is_type(name: str, instance) -> bool:
+    if name == "object":
+        return isinstance(instance, dict)
+    if name == "array":
+        return isinstance(instance, list)
+    if name == "string":
+        return isinstance(instance, str)
+    if name == "boolean":
+        return isinstance(instance, bool)
+    if name == "null":
+        return instance is None
+    if name == "number":
+        return isinstance(instance, (int, float)) and not isinstance(instance, bool)
+    if name == "integer":
+        if isinstance(instance, bool):
+            return False
+        return isinstance(instance, int) or (isinstance(instance, float) and instance.is_integer())
+    raise _Unknown
+
+
+def _type(check: _Check, value, instance, schema) -> bool:
+    names = value if isinstance(value, list) else [value]
+    if not names or not all(isinstance(n, str) for n in names):
+        raise _Unknown
+    return any([_is_type(name, instance) for name in names])
+
+
+def _properties(check: _Check, value, instance, schema) -> bool:
+    if not isinstance(value, dict):
+        raise _Unknown
+    if not isinstance(instance, dict):
+        return True
+    results = [check.valid(sub, instance[name]) for name, sub in value.items() if name in instance]
+    return all(results)
+
+
+def _required(check: _Check, value, instance, schema) -> bool:
+    if not isinstance(value, list):
+        raise _Unknown
+    return not isinstance(instance, dict) or all(name in instance for name in value)
+
+
+def _additional(check: _Check, value, instance, schema) -> bool:
+    if "patternProperties" in schema:
+        raise _Unknown
+    if not isinstance(instance, dict):
+        return True
+    known = schema.get("properties", {})
+    extras = [name for name in instance if name not in known]
+    if value is False:
+        return not extras
+    results = [check.valid(value, instance[name]) for name in extras]
+    return all(results)
+
+
+def _items(check: _Check, value, instance, schema) -> bool:
+    if "prefixItems" in schema:
+        raise _Unknown
+    if not isinstance(instance, list):
+        return True
+    results = [check.valid(value, item) for item in instance]
+    return all(results)
+
+
+def _min_items(check: _Check, value, instance, schema) -> bool:
+    if type(value) is not int:
+        raise _Unknown
+    return not isinstance(instance, list) or len(instance) >= value
+
+
+def _minimum(check: _Check, value, instance, schema) -> bool:
+    if type(value) not in (int, float):
+        raise _Unknown
+    return not _is_type("number", instance) or not instance < value  # NaN passes, as in jsonschema
+
+
+def _pattern(check: _Check, value, instance, schema) -> bool:
+    if not isinstance(value, str):
+        raise _Unknown
+    return not isinstance(instance, str) or _compiled(value).search(instance) is not None
+
+
+@lru_cache(maxsize=64)
+def _compiled(pattern: str):
+    return re.compile(pattern)
+
+
+def _scalar_equal(one, two) -> bool:
+    """jsonschema's ``equal`` where at most one side is an array or object (a boolean
+    equals only a boolean; 1 equals 1.0; a container never equals a plain value)."""
+    containers = isinstance(one, (dict, list)) + isinstance(two, (dict, list))
+    if containers == 2:
+        raise _Unknown
+    if containers == 1:
+        return False
+    if isinstance(one, str) or isinstance(two, str):
+        return one == two
+    if isinstance(one, bool) or isinstance(two, bool):
+        return isinstance(one, bool) and isinstance(two, bool) and one == two
+    return one == two
+
+
+def _const(check: _Check, value, instance, schema) -> bool:
+    return _scalar_equal(value, instance)
+
+
+def _enum(check: _Check, value, instance, schema) -> bool:
+    if not isinstance(value, list):
+        raise _Unknown
+    return any([_scalar_equal(item, instance) for item in value])
+
+
+def _one_of(check: _Check, value, instance, schema) -> bool:
+    if not isinstance(value, list) or not value:
+        raise _Unknown
+    return sum(check.valid(sub, instance) for sub in value) == 1
+
+
+def _ref(check: _Check, value, instance, schema) -> bool:
+    return check.valid(check.ref(value), instance)
+
+
+_KEYWORDS = {
+    "type": _type,
+    "properties": _properties,
+    "required": _required,
+    "additionalProperties": _additional,
+    "items": _items,
+    "minItems": _min_items,
+    "minimum": _minimum,
+    "pattern": _pattern,
+    "const": _const,
+    "enum": _enum,
+    "oneOf": _one_of,
+    "$ref": _ref,
+}

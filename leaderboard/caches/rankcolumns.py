@@ -1,0 +1,58 @@
+"""Each row's per-query scores on a board's ranked measure, kept between builds: a board's
+ranks depend on every row's scores, and reading them meant a record-cache file per row (a
+3,333-row board: 3,333 tables read for 10 new rows). Keyed by what names the row's per-query
+scores (``Row.queries_sha256``, a digest of their content) in one framed, checksummed file per
+(board, measure) under ``$STATBENCH_CACHE/leaderboard-rank-columns``
+(:mod:`statbench.storage.cache_files`: never trusted; an entry of the wrong shape is read
+again from the row). A build keeps the entries it used."""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+
+import numpy as np
+
+from statbench.leaderboard.ranking.board_scores import scored_queries
+from statbench.storage.cache_files import read_pickled_dict, write_framed
+from statbench.storage.paths import cache_root
+
+_MAGIC = b"statbench-rank-columns 1\n"
+_NONE = "none"  #: kept for a row with no per-query score on the measure
+
+
+def _usable(found) -> bool:
+    """A kept entry as :func:`scored_queries` gives it: (query ids, finite-or-nan scores of as many)."""
+    if found == _NONE:
+        return True
+    return (isinstance(found, tuple) and len(found) == 2 and isinstance(found[0], tuple)
+            and all(isinstance(q, str) for q in found[0]) and isinstance(found[1], np.ndarray)
+            and found[1].dtype == float and found[1].shape == (len(found[0]),))
+
+
+class RankColumns:
+    """One board's rows' scores on one measure, by their per-query scores' digest."""
+
+    def __init__(self, board: str, measure: str):
+        name = hashlib.sha256(f"{board}\0{measure}".encode()).hexdigest()[:32]
+        self.file = cache_root() / "leaderboard-rank-columns" / f"{name}.pkl"
+        self.measure = measure
+        self.old = read_pickled_dict(_MAGIC, self.file)
+        self.new: dict = {}
+        self.read = 0  #: rows whose scores were read from their record (not kept)
+
+    def scored(self, row) -> tuple[tuple[str, ...], np.ndarray] | None:
+        """(query ids, scores) of ``row`` on the measure, as :func:`scored_queries` gives them."""
+        digest = row.queries_sha256
+        found = self.old.get(digest)
+        if found is None or not _usable(found):
+            found = scored_queries(row, self.measure)
+            self.read += 1
+            found = _NONE if found is None else (tuple(found[0]), np.asarray(found[1], dtype=float))
+        self.new[digest] = found
+        return None if found == _NONE else found
+
+    def save(self) -> None:
+        """Keep the entries this build used (a write that fails costs the next build the reading)."""
+        if self.new.keys() != self.old.keys():
+            write_framed(self.file, _MAGIC, pickle.dumps(self.new, protocol=pickle.HIGHEST_PROTOCOL))
