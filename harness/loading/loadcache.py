@@ -7,7 +7,11 @@ dropped, the sizes, the task identity the split runs are keyed by, and what the 
 said in the log), never the corpus. It is stored as a cache entry keyed by:
 
 - the sha256 of every data file the task declares and finds (not only those the loader
-  reported reading: a file that appears, disappears or changes gives another key);
+  reported reading: a file that appears, disappears or changes gives another key), hashed
+  again unless its stat provably identifies the content hashed before
+  (:mod:`statbench.storage.filedigests`: device, inode, size, ``mtime`` and ``ctime``, both
+  older than the hashing; a file written in place keeping its size and ``mtime`` has a new
+  ``ctime``, so it is hashed again);
 - the task's plugin, version and definition, the sha256 of its loader's source files, and
   the code version of the loading code: the source of this module, of
   :mod:`~statbench.loading.taskdef` and of the task's module, and of every module they
@@ -38,9 +42,12 @@ from statbench.loading.queryfacts import QueryFacts
 from statbench.loading.taskdef import DefinedTask
 from statbench.storage import keys
 from statbench.storage.cache import CacheChanged, CacheEntry
+from statbench.storage.filedigests import file_digests
 from statbench.storage.paths import cache_root
 
 _SUMMARY, _DOC_IDS = "summary.json", "doc_ids.txt"
+#: the namespace of the task data files' kept digests (:func:`~statbench.storage.filedigests.file_digests`)
+_DIGESTS = "data"
 #: the files a summary entry holds
 SUMMARY_FILES = (_SUMMARY, _DOC_IDS)
 
@@ -127,14 +134,21 @@ def summary_entry(task, entry, data_dir: Path | None, log: logging.Logger) -> Ca
         quiet = logging.getLogger("statbench.loading.loadcache.locate")
         located = task.locate_files(data_dir, quiet, download=False)
         sets = task.locate_file_sets(data_dir)
-        files = {name: [str(path), file_sha256(path)] for name, path in located.items()}
-        files.update({name: [[str(p), file_sha256(p)] for p in paths] for name, paths in sets.items()})
+        files = {name: [str(path), _data_sha256(path)] for name, path in located.items()}
+        files.update({name: [[str(p), _data_sha256(p)] for p in paths] for name, paths in sets.items()})
+        file_digests(_DIGESTS).save()
     except Exception:  # noqa: BLE001 - the full load reports whatever is wrong, in one line
         return None
     # the loading code: what decides what a loader builds from its files (with the task's
     # own module, and whatever these import)
     return keys.task_summary_entry(task, entry, files, loading_code=(sys.modules[__name__], taskdef),
                                    required=SUMMARY_FILES)
+
+
+def _data_sha256(path) -> str:
+    """The sha256 of a data file, found by its stat where that is proof of its content
+    (:mod:`statbench.storage.filedigests`), else read; an unreadable file raises as reading it does."""
+    return file_digests(_DIGESTS).sha256(path) or file_sha256(path)
 
 
 def read_summary(entry: CacheEntry) -> TaskSummary | None:

@@ -142,7 +142,8 @@ def mean_scores(scores: PerQuery, measures: Sequence[Measure], qids: Iterable[st
     rows = [scores[q] for q in (qids if qids is not None else scores) if q in scores]
     if not rows:
         return {m.label: 0.0 for m in measures}
-    return {m.label: sum(r[m.label] for r in rows) / len(rows) for m in measures}
+    # summed in the rows' order as before (the same float), without a generator per measure
+    return {m.label: sum(map(operator.itemgetter(m.label), rows)) / len(rows) for m in measures}
 
 
 def over_splits(split_means: Mapping[str, Mapping[str, float]], measures: Sequence[Measure]) -> dict[str, dict[str, float]]:

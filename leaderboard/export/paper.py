@@ -102,6 +102,199 @@ def _measures(rows, info: dict, wanted) -> list[str]:
     return chosen
 
 
+def _check_table_words(label: str | None, caption: str | None) -> None:
+    """Refuses a malformed LaTeX label or an empty caption before anything is read."""
+    from statbench.commands.table_formats import check_label
+    from statbench.errors import StatbenchError
+
+    if label is not None:
+        check_label(label)
+    if caption is not None and not caption.strip():
+        raise StatbenchError("--caption is empty: give the caption's text, or leave the option out")
+
+
+def _accepted_rows(collected, board: str, results_dir) -> tuple[list, dict, list]:
+    """The board's rows that `leaderboard check` accepts (a results repository's refused rows
+    are off the table, as off the site), each row's verdict, and the (row, why) of those left off."""
+    from statbench.errors import StatbenchError
+    from statbench.leaderboard.repo.submission import accepted_submission
+
+    if board not in collected.boards:
+        names = ", ".join(sorted(collected.boards)) or "none"
+        raise StatbenchError(f"no board {board!r} in {results_dir} (boards: {names})")
+    rows = collected.boards[board]
+    markers: dict[str, bool] = {}
+    accepted = {r.key: accepted_submission(r.path, lambda r=r: r.results, markers) for r in rows}
+    off = [(r, accepted[r.key]) for r in rows if isinstance(accepted[r.key], str)]
+    if off:
+        rows = [r for r in rows if all(r is not o for o, _ in off)]
+        collected.boards[board] = rows  # _select reads the board from collected
+        if not rows:
+            raise StatbenchError(f"no row of board {board!r} is a submission 'leaderboard check' accepts "
+                                 f"({off[0][1]})")
+    return rows, accepted, off
+
+
+def _board_order(rows, labels: dict[str, str], tested: str) -> dict[str, int]:
+    """Row key -> its place in the board's order: by its tested measure, best first."""
+    return {r.key: i for i, r in enumerate(sorted(
+        rows, key=lambda r: (-(r.results.aggregate[tested].mean if tested in r.results.aggregate else float("-inf")),
+                             labels[r.key])))}
+
+
+def _annotate_rows(chosen, accepted: dict, labels: dict[str, str], notes: list[str]) -> None:
+    """Gives each row its level and card, as the board shows them (.levels); their problems go to ``notes``."""
+    from statbench.leaderboard.render.admitted import annotate
+    from statbench.leaderboard.reproduce.verdicts import VerdictReader
+
+    verdicts = VerdictReader(notes)
+    for r in chosen:
+        annotate(r, verdicts, accepted[r.key])
+        notes.extend(f"{labels[r.key]}: {problem}" for problem in r.problems)
+
+
+def _untested_notes(rows, chosen, chosen_measures: list[str], base, labels: dict[str, str]) -> list[str]:
+    """Why an exported row has no significance marker on an exported measure."""
+    from statbench.leaderboard.render.task_page import board_significance
+
+    notes = []
+    for measure in chosen_measures:
+        _, untested = board_significance(rows, measure, base)
+        for r, why in untested:
+            if r in chosen:
+                notes.append(f"{labels[r.key]}: not tested against {labels[base.key]} on {measure}: {why}")
+    return notes
+
+
+def _run_row(r, chosen_measures: list[str], family, multi: bool, labels: dict[str, str], base, verify):
+    """A run's row: its figures with the board's marks, its label with what sets it apart."""
+    from statbench.commands.table_formats import Cell, TableRow
+
+    cells = []
+    for measure in chosen_measures:
+        agg = r.results.aggregate.get(measure)
+        mark = family.marks.get((r.key, measure))
+        marker = ""
+        if mark is not None and mark.direction:
+            marker = "up" if mark.direction > 0 else "down"
+        cells.append(Cell(value=None if agg is None else agg.mean,
+                          std=agg.std if agg is not None and multi else None,
+                          marker=marker, p=None if mark is None else mark.p_holm))
+    label = labels[r.key]
+    if r is base:
+        label += " (baseline)"
+    if r.budget:
+        label += f" (reduced budget: {r.budget})"
+    if verify is not None:  # the level in words when anything was checked; else one footnote says
+        label += f" ({r.level.name})"
+    if r.card is not None and r.card.test_queries_seen:
+        label += " (test queries seen, declared)"
+    return TableRow(label, tuple(cells))
+
+
+def _reference_rows(views, chosen_measures: list[str]) -> tuple:
+    """Published figures' rows (no marks, never ranked)."""
+    from statbench.commands.table_formats import Cell, TableRow
+
+    out = []
+    for v in views:
+        means = {c["label"]: c["mean"] for c in v["cells"]}
+        out.append(TableRow(f"{v['name']} ({v['source']})" if v.get("source") else v["name"],
+                            tuple(Cell(means.get(m)) for m in chosen_measures)))
+    return tuple(out)
+
+
+def _run_sections(chosen, make_row) -> tuple[list, list]:
+    """The runs' sections, and the rows whose card declares test queries seen: as on the board,
+    those are out of the ranking, in a section after the others."""
+    from statbench.commands.table_formats import Section
+
+    seen = [r for r in chosen if r.card is not None and r.card.test_queries_seen]
+    ranked_rows = [r for r in chosen if all(r is not x for x in seen)]
+    sections = [Section(None, tuple(make_row(r) for r in ranked_rows))] if ranked_rows or not seen else []
+    if seen:
+        sections.append(Section("Test queries seen in training or tuning (declared): not ranked",
+                                tuple(make_row(r) for r in seen), ranked=False, with_runs=True))
+    return sections, seen
+
+
+def _published_sections(info: dict, chosen_measures: list[str], notes: list[str]) -> list:
+    """The published figures: those on the board's data, then each set published on other data
+    (shown apart, never ranked or tested); their problems go to ``notes``."""
+    from statbench.commands.table_formats import Section
+    from statbench.leaderboard.render.rows import reference_views
+
+    sections = []
+    problems: list[str] = []
+    refs = reference_views(info["published"], info["measures"], problems)
+    if refs:
+        sections.append(Section("Published figures (as the papers report them; same data)",
+                                _reference_rows(refs, chosen_measures), ranked=False))
+    apart = sorted(info["published_apart"].items())
+    for i, (title, figures) in enumerate(apart, 1):
+        number = f" ({i})" if len(apart) > 1 else ""
+        sections.append(Section(f"Published on other data{number}: not comparable",
+                                _reference_rows(reference_views(figures, info["measures"], problems),
+                                                chosen_measures), ranked=False,
+                                notes=((f"Published on other data{number}: {title}; shown apart, never ranked "
+                                        "or tested."),)))
+    notes += problems
+    return sections
+
+
+def _board_footnotes(board: str, rows, info: dict, sections, seen) -> list[str]:
+    """What the board is (task, data, version, protocol), what its split means say, and what bold
+    and underline mark."""
+    from statbench.commands.table_formats import split_means_note
+    from statbench.leaderboard.render.board_info import data_words
+
+    result = rows[0].results
+    footnotes = [f"Board {board} (task {rows[0].task}): {data_words(info['data'], info['unit'])}; task version "
+                 f"{result.task.version or '1'}, data checksum {result.task.data_checksum[:12]}"
+                 + (f"; protocol: {info['protocol']}" if info["protocol"] else "") + "."]
+    footnotes.append(split_means_note(result.splits))
+    footnotes.append("Bold: best, underlined: second best figure of each column among the runs "
+                     "(compared as printed; tied figures are all marked"
+                     + ("; published figures are not ranked" if any(not (x.ranked or x.with_runs) for x in sections)
+                        else "")
+                     + ("; rows whose card declares test queries seen are not ranked" if seen else "") + ").")
+    return footnotes
+
+
+def _marks_footnote(board: str, base, labels: dict[str, str], family, notes: list[str]) -> str:
+    """What the arrows mean (the test, its correction and family), or that there are none."""
+    from statbench.leaderboard.render.build import DEFAULT_BASELINE
+    from statbench.scoring.significance import ALPHA
+
+    if base is not None:
+        return (f"↑/↓: significantly better/worse than the baseline {labels[base.key]} "
+                f"(two-sided Wilcoxon signed-rank test on per-query scores, zero differences dropped; "
+                f"Holm–Bonferroni correction over all {family.tests} tests of the board: every system "
+                f"tested against it on each of its {len(family.measures)} measures; α = {ALPHA:g}).")
+    notes.append(f"no results of baseline {DEFAULT_BASELINE!r} on board {board!r}: no significance markers "
+                 "(--baseline NAME picks another)")
+    return f"No significance tests: no results of baseline {DEFAULT_BASELINE!r} on this board."
+
+
+def _checked_footnote(chosen, verify) -> str:
+    """What was checked of the rows: nothing without --verify, else each level's count, when and by what."""
+    from statbench.leaderboard.verify.levels import LEVELS, SELF_REPORTED
+
+    if verify is None:
+        return "All figures self-reported: exported without --verify, nothing was re-computed."
+    verified = [r.verification for r in chosen if r.verification is not None and r.verification.status == "verified"]
+    counts = {level: sum(1 for r in chosen if r.level.name == level) for level in LEVELS}
+    dates = sorted({v.verified_on for v in verified if v.verified_on})
+    versions = sorted({v.statbench_version for v in verified if v.statbench_version})
+    return ("What was checked, in each row's label: "
+            + ", ".join(f"{n} {level}" for level, n in counts.items() if n)
+            + (f" (re-scored from their run files on {', '.join(dates)}" if dates else "")
+            + (f" by statbench {', '.join(versions)}" if versions else "") + (")" if dates else "")
+            + "; reproduced: re-run from its declared source with the same run file; re-scored: "
+              "figures re-computed from its run file; "
+            + f"{SELF_REPORTED}: nothing re-computed.")
+
+
 def build_export(results_dir, board: str, measures=(), selectors=(), baseline: str | None = None,
                  include_budget: bool = False, published: bool = False, verify=None,
                  label: str | None = None, caption: str | None = None) -> Export:
@@ -113,47 +306,18 @@ def build_export(results_dir, board: str, measures=(), selectors=(), baseline: s
     labelled "unverified"). ``published``: add the published figures (in LaTeX a table of
     their own). ``label``/``caption``: the LaTeX label (default ``tab:statbench-BOARD``) and
     the caption (default ``Results on BOARD``)."""
-    from statbench.commands.table_formats import (
-        Cell,
-        PaperTable,
-        Section,
-        TableRow,
-        check_label,
-        label_for,
-        split_means_note,
-    )
+    from statbench.commands.table_formats import PaperTable, label_for
     from statbench.errors import StatbenchError
     from statbench.leaderboard.collect.reading import collect
     from statbench.leaderboard.ranking.board_tests import board_tests
-    from statbench.leaderboard.render.admitted import annotate
-    from statbench.leaderboard.render.board_info import data_words, task_info
+    from statbench.leaderboard.render.board_info import task_info
     from statbench.leaderboard.render.build import DEFAULT_BASELINE
-    from statbench.leaderboard.render.rows import reference_views
     from statbench.leaderboard.render.task_page import board_significance, pick_baseline
-    from statbench.leaderboard.repo.submission import accepted_submission
-    from statbench.leaderboard.reproduce.verdicts import VerdictReader
-    from statbench.leaderboard.verify.levels import LEVELS, SELF_REPORTED
-    from statbench.scoring.significance import ALPHA, primary_measure
+    from statbench.scoring.significance import primary_measure
 
-    if label is not None:
-        check_label(label)
-    if caption is not None and not caption.strip():
-        raise StatbenchError("--caption is empty: give the caption's text, or leave the option out")
+    _check_table_words(label, caption)
     collected = collect(Path(results_dir), verify=verify)
-    if board not in collected.boards:
-        names = ", ".join(sorted(collected.boards)) or "none"
-        raise StatbenchError(f"no board {board!r} in {results_dir} (boards: {names})")
-    rows = collected.boards[board]
-    # a results repository's rows that `leaderboard check` refuses are off the table, as off the site
-    markers: dict[str, bool] = {}
-    accepted = {r.key: accepted_submission(r.path, lambda r=r: r.results, markers) for r in rows}
-    off = [(r, accepted[r.key]) for r in rows if isinstance(accepted[r.key], str)]
-    if off:
-        rows = [r for r in rows if all(r is not o for o, _ in off)]
-        collected.boards[board] = rows  # _select reads the board from collected
-        if not rows:
-            raise StatbenchError(f"no row of board {board!r} is a submission 'leaderboard check' accepts "
-                                 f"({off[0][1]})")
+    rows, accepted, off = _accepted_rows(collected, board, results_dir)
     info = task_info(rows[0].task, rows)
     labels_all = [m["label"] for m in info["measures"]]
     chosen_measures = _measures(rows, info, measures)
@@ -164,112 +328,24 @@ def build_export(results_dir, board: str, measures=(), selectors=(), baseline: s
     if base is None and baseline is not None:
         raise StatbenchError(f"no results of baseline {baseline!r} on board {board!r}: nothing to test against "
                              f"(rows: {', '.join(sorted(labels.values())[:8])})")
-    # the board's order: by its tested measure, best first
     tested = primary_measure(rows[0].task, labels_all, info["info"])
-    index = {r.key: i for i, r in enumerate(sorted(
-        rows, key=lambda r: (-(r.results.aggregate[tested].mean if tested in r.results.aggregate else float("-inf")),
-                             labels[r.key])))}
+    index = _board_order(rows, labels, tested)
     chosen = _select(collected, board, rows, labels, selectors, include_budget, notes)
-    verdicts = VerdictReader(notes)
-    for r in chosen:  # each row's level and card, as the board shows them (.levels)
-        annotate(r, verdicts, accepted[r.key])
-        notes.extend(f"{labels[r.key]}: {problem}" for problem in r.problems)
+    _annotate_rows(chosen, accepted, labels, notes)
     if not selectors:
         chosen.sort(key=lambda r: index[r.key])
-    for measure in chosen_measures:
-        _, untested = board_significance(rows, measure, base)
-        for r, why in untested:
-            if r in chosen:
-                notes.append(f"{labels[r.key]}: not tested against {labels[base.key]} on {measure}: {why}")
+    notes.extend(_untested_notes(rows, chosen, chosen_measures, base, labels))
     # the board's own marks: one Holm family over every (row, measure) test of the board, as the site
     # built without --measure shows them (ranking.board_tests), whatever measures are exported
     family, _ = board_tests(rows, base, labels_all, None, tested, board_significance(rows, tested, base)[0])
     multi = rows[0].multi_split
-
-    def run_row(r) -> TableRow:
-        cells = []
-        for measure in chosen_measures:
-            agg = r.results.aggregate.get(measure)
-            mark = family.marks.get((r.key, measure))
-            marker = ""
-            if mark is not None and mark.direction:
-                marker = "up" if mark.direction > 0 else "down"
-            cells.append(Cell(value=None if agg is None else agg.mean,
-                              std=agg.std if agg is not None and multi else None,
-                              marker=marker, p=None if mark is None else mark.p_holm))
-        label = labels[r.key]
-        if r is base:
-            label += " (baseline)"
-        if r.budget:
-            label += f" (reduced budget: {r.budget})"
-        if verify is not None:  # the level in words when anything was checked; else one footnote says
-            label += f" ({r.level.name})"
-        if r.card is not None and r.card.test_queries_seen:
-            label += " (test queries seen, declared)"
-        return TableRow(label, tuple(cells))
-
-    def reference_rows(views) -> tuple:
-        out = []
-        for v in views:
-            means = {c["label"]: c["mean"] for c in v["cells"]}
-            out.append(TableRow(f"{v['name']} ({v['source']})" if v.get("source") else v["name"],
-                                tuple(Cell(means.get(m)) for m in chosen_measures)))
-        return tuple(out)
-
-    # as on the board: a row whose card declares test queries seen is out of the ranking, after the others
-    seen = [r for r in chosen if r.card is not None and r.card.test_queries_seen]
-    ranked_rows = [r for r in chosen if all(r is not x for x in seen)]
-    sections = [Section(None, tuple(run_row(r) for r in ranked_rows))] if ranked_rows or not seen else []
-    if seen:
-        sections.append(Section("Test queries seen in training or tuning (declared): not ranked",
-                                tuple(run_row(r) for r in seen), ranked=False, with_runs=True))
+    sections, seen = _run_sections(
+        chosen, lambda r: _run_row(r, chosen_measures, family, multi, labels, base, verify))
     if published:
-        problems: list[str] = []
-        refs = reference_views(info["published"], info["measures"], problems)
-        if refs:
-            sections.append(Section("Published figures (as the papers report them; same data)",
-                                    reference_rows(refs), ranked=False))
-        apart = sorted(info["published_apart"].items())
-        for i, (title, figures) in enumerate(apart, 1):
-            number = f" ({i})" if len(apart) > 1 else ""
-            sections.append(Section(f"Published on other data{number}: not comparable",
-                                    reference_rows(reference_views(figures, info["measures"], problems)), ranked=False,
-                                    notes=(f"Published on other data{number}: {title}; shown apart, never ranked "
-                                           "or tested.",)))
-        notes += problems
-    result = rows[0].results
-    footnotes = [f"Board {board} (task {rows[0].task}): {data_words(info['data'], info['unit'])}; task version "
-                 f"{result.task.version or '1'}, data checksum {result.task.data_checksum[:12]}"
-                 + (f"; protocol: {info['protocol']}" if info["protocol"] else "") + "."]
-    footnotes.append(split_means_note(result.splits))
-    footnotes.append("Bold: best, underlined: second best figure of each column among the runs "
-                     "(compared as printed; tied figures are all marked"
-                     + ("; published figures are not ranked" if any(not (x.ranked or x.with_runs) for x in sections)
-                        else "")
-                     + ("; rows whose card declares test queries seen are not ranked" if seen else "") + ").")
-    if base is not None:
-        footnotes.append(f"↑/↓: significantly better/worse than the baseline {labels[base.key]} "
-                         f"(two-sided Wilcoxon signed-rank test on per-query scores, zero differences dropped; "
-                         f"Holm–Bonferroni correction over all {family.tests} tests of the board: every system "
-                         f"tested against it on each of its {len(family.measures)} measures; α = {ALPHA:g}).")
-    else:
-        footnotes.append(f"No significance tests: no results of baseline {DEFAULT_BASELINE!r} on this board.")
-        notes.append(f"no results of baseline {DEFAULT_BASELINE!r} on board {board!r}: no significance markers "
-                     "(--baseline NAME picks another)")
-    verified = [r.verification for r in chosen if r.verification is not None and r.verification.status == "verified"]
-    if verify is None:
-        footnotes.append("All figures self-reported: exported without --verify, nothing was re-computed.")
-    else:
-        counts = {level: sum(1 for r in chosen if r.level.name == level) for level in LEVELS}
-        dates = sorted({v.verified_on for v in verified if v.verified_on})
-        versions = sorted({v.statbench_version for v in verified if v.statbench_version})
-        footnotes.append("What was checked, in each row's label: "
-                         + ", ".join(f"{n} {level}" for level, n in counts.items() if n)
-                         + (f" (re-scored from their run files on {', '.join(dates)}" if dates else "")
-                         + (f" by statbench {', '.join(versions)}" if versions else "") + (")" if dates else "")
-                         + "; reproduced: re-run from its declared source with the same run file; re-scored: "
-                           "figures re-computed from its run file; "
-                         + f"{SELF_REPORTED}: nothing re-computed.")
+        sections += _published_sections(info, chosen_measures, notes)
+    footnotes = _board_footnotes(board, rows, info, sections, seen)
+    footnotes.append(_marks_footnote(board, base, labels, family, notes))
+    footnotes.append(_checked_footnote(chosen, verify))
     if any(r.budget for r in chosen):
         footnotes.append("Rows marked 'reduced budget' ran reduced settings, not the protocol's: "
                          "they are not the models' figures.")

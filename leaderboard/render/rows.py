@@ -24,10 +24,8 @@ def short_params(row: Row, kind: str) -> str:
     return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v}" for k, v in shown.items())
 
 
-def row_view(row: Row, measures: list[dict], tested: str, run_href, results_root, reproduction=None) -> dict:
-    """What a row's line shows; its comparison with the baseline is filled in by
-    :func:`compared` (the rows' views are made apart from the tests: .forkmap)."""
-    res = row.results
+def _cells(res, measures: list[dict]) -> list[dict]:
+    """One cell per measure: its mean and std, and each fold's value when the run has several splits."""
     splits = res.splits
     cells = []
     for m in measures:
@@ -39,18 +37,66 @@ def row_view(row: Row, measures: list[dict], tested: str, run_href, results_root
             if len(splits) > 1:
                 cell["folds"] = [{"name": s.name, "n": s.n_queries, "value": s.scores.get(label)} for s in splits]
         cells.append(cell)
+    return cells
+
+
+def _breakdown(res, tested: str) -> list[dict]:
+    """The tested measure per category of each breakdown group that has more than one category."""
     breakdown = [
         {"group": group, "values": [(category, scores[tested]) for category, scores in sorted(values.items())
                                     if tested in scores]}
         for group, values in sorted((res.breakdown or {}).items())
         if len(values) > 1  # one value (UK: every query has 3 relevant articles) says nothing
     ]
-    plugin = row.model.plugin
-    rr = row.reranker
+    return [b for b in breakdown if b["values"]]
+
+
+def _results_rel(row: Row, results_root) -> str:
+    """The result file's path under the results folder (its bare name when it lies elsewhere)."""
     try:
-        results_rel = str(row.path.relative_to(results_root))
+        return str(row.path.relative_to(results_root))
     except ValueError:
-        results_rel = row.path.name
+        return row.path.name
+
+
+def _provenance(row: Row, run_href, results_rel: str, reproduction) -> dict:
+    """Where the row's figures come from: versions, plugins, parameters, data, command and files."""
+    res = row.results
+    rr = row.reranker
+    splits = res.splits
+    return {
+        "statbench_version": res.statbench_version,
+        "plugin": plugin_text(row.model.plugin),
+        "model_version": row.model.version or "",
+        "params": json.dumps(row.model.params, sort_keys=True, ensure_ascii=False),
+        "reranker": None if rr is None else {
+            "plugin": plugin_text(rr.plugin),
+            "params": json.dumps(rr.params, sort_keys=True, ensure_ascii=False),
+        },
+        "data_checksum": res.task.data_checksum,
+        # a fused run's inputs (statbench fuse): each one's model or path and run sha256
+        "components": [{"what": c.model or c.source, "sha256": c.run_sha256, "command": c.command or ""}
+                       for c in getattr(res, "components", None) or ()],
+        "command": res.command,
+        "reproduce": reproduce_line(res, getattr(row, "source", None)),
+        "source": source_words(res, getattr(row, "source", None)),
+        "run_sha256": res.run_file.sha256,
+        "run_href": run_href,
+        "reproduction": reproduction,
+        "created": res.created,
+        "results_file": results_rel,
+        "splits": [{"name": s.name, "n": s.n_queries} for s in splits],
+        "dropped": len(res.task.dropped or []),
+        "total_seconds": res.timings.get("total"),
+        "hardware": hardware_words(res.environment or {}),
+        "problems": list(row.problems),
+        "notes": list(row.notes),
+    }
+
+
+def _identity(row: Row) -> dict:
+    """Who the row is: model, parameters, reranker, pool, family, training and budget."""
+    rr = row.reranker
     return {
         "key": row.key,
         "reference": False,
@@ -63,43 +109,28 @@ def row_view(row: Row, measures: list[dict], tested: str, run_href, results_root
         "training": training(row.trained, getattr(row, "card", None)),
         "seen": bool(getattr(row, "card", None) and row.card.test_queries_seen),
         "budget": row.budget or "",
-        "multi_split": len(splits) > 1,
+    }
+
+
+def row_view(row: Row, measures: list[dict], tested: str, run_href, results_root, reproduction=None) -> dict:
+    """What a row's line shows; its comparison with the baseline is filled in by
+    :func:`compared` (the rows' views are made apart from the tests: .forkmap)."""
+    res = row.results
+    cells = _cells(res, measures)
+    breakdown = _breakdown(res, tested)
+    results_rel = _results_rel(row, results_root)
+    return {
+        **_identity(row),
+        "multi_split": len(res.splits) > 1,
         "cells": cells,
         "comparison": None,
         "is_baseline": False,
-        "breakdown": [b for b in breakdown if b["values"]],
+        "breakdown": breakdown,
         "efficiency": efficiency_cells(res),
         "verification": verification_view(getattr(row, "verification", None)),
         "level": level_view(getattr(row, "level", None)),
         "card": None if getattr(row, "card", None) is None else [list(f) for f in row.card.fields],
-        "provenance": {
-            "statbench_version": res.statbench_version,
-            "plugin": plugin_text(plugin),
-            "model_version": row.model.version or "",
-            "params": json.dumps(row.model.params, sort_keys=True, ensure_ascii=False),
-            "reranker": None if rr is None else {
-                "plugin": plugin_text(rr.plugin),
-                "params": json.dumps(rr.params, sort_keys=True, ensure_ascii=False),
-            },
-            "data_checksum": res.task.data_checksum,
-            # a fused run's inputs (statbench fuse): each one's model or path and run sha256
-            "components": [{"what": c.model or c.source, "sha256": c.run_sha256, "command": c.command or ""}
-                           for c in getattr(res, "components", None) or ()],
-            "command": res.command,
-            "reproduce": reproduce_line(res, getattr(row, "source", None)),
-            "source": source_words(res, getattr(row, "source", None)),
-            "run_sha256": res.run_file.sha256,
-            "run_href": run_href,
-            "reproduction": reproduction,
-            "created": res.created,
-            "results_file": results_rel,
-            "splits": [{"name": s.name, "n": s.n_queries} for s in splits],
-            "dropped": len(res.task.dropped or []),
-            "total_seconds": res.timings.get("total"),
-            "hardware": hardware_words(res.environment or {}),
-            "problems": list(row.problems),
-            "notes": list(row.notes),
-        },
+        "provenance": _provenance(row, run_href, results_rel, reproduction),
     }
 
 

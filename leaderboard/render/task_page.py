@@ -248,14 +248,11 @@ def _page_files(task_slug: str, n_rows: int, page_size: int) -> list[str]:
     return [f"task-{task_slug}.html"] + [f"task-{task_slug}.p{i}.html" for i in range(2, count + 1)]
 
 
-def board_page(name: str, rows: list[Row], baseline: str, measure: str | None, dest: Path,
-               task_slug: str, copy_runs: bool, results_root: Path, page_size: int = PAGE_SIZE,
-               digests=None, tests=None) -> dict:
-    """The board's page model. ``tests``: its significance tests begun earlier
-    (:func:`start_tests`), else run here while a fork makes the rows."""
-    info, tested, base = _board_tests(rows, baseline, measure)
+def _made_rows(rows: list[Row], info: dict, tested: str, base: Row | None, measure: str | None, dest: Path,
+               task_slug: str, copy_runs: bool, results_root: Path, digests, tests) -> tuple[list, BoardStatistics]:
+    """Each row's product (its view, the script's data, its Pareto point), made in a fork while
+    the board's tests and ranks run (or are taken from ``tests``), and kept for the next build."""
     labels_all = [m["label"] for m in info["measures"]]
-
     kept = RowViews(f"{Path(results_root).resolve()}\0{task_slug}", code_digest())
     context = (info["measures"], tested, str(results_root))
 
@@ -283,49 +280,76 @@ def board_page(name: str, rows: list[Row], baseline: str, measure: str | None, d
     else:
         products, _ = split_map(row_product, rows)
         stats = tests.result(died=lambda: None) or statistics()  # the fork died: they are computed here
-    by_key = {row.key: row for row in rows}
-    comparisons, untested, ranks = stats.comparisons, [(by_key[k], why) for k, why in stats.untested], stats.ranks
     for product, key, hit in products:
         kept.keep(key, product, hit)  # before the views are changed below
     kept.save()
-    made = [product for product, _, _ in products]
+    return [product for product, _, _ in products], stats
+
+
+def _compared_views(rows: list[Row], made: list, stats: BoardStatistics, base: Row | None) -> list[dict]:
+    """The rows' views with their comparison with the baseline, their marks on every measure and their rank."""
     marks: dict[str, dict] = {}
     for (key, label), mark in stats.family.marks.items():
         marks.setdefault(key, {})[label] = mark
-    views = [compared(view, comparisons.get(row.key), row is base, marks.get(row.key, {}), rank_view(row.key, ranks))
-             for row, (view, _, _) in zip(rows, made)]
-    row_data = {view["key"]: data for view, data, _ in made}
-    problems: list[str] = []
+    return [compared(view, stats.comparisons.get(row.key), row is base, marks.get(row.key, {}),
+                     rank_view(row.key, stats.ranks))
+            for row, (view, _, _) in zip(rows, made)]
+
+
+def _published_rows(info: dict, problems: list[str]) -> tuple[list[dict], list[dict]]:
+    """The published figures' rows in the table, and the sections of those published apart."""
     refs = [compared(v, None, False, {}, rank_view(v["key"], None))
             for v in reference_views(info["published"], info["measures"], problems)]
     apart = [{"title": title, "rows": reference_views(figures, info["measures"], problems, prefix=f"apart-{i}-")}
              for i, (title, figures) in enumerate(sorted(info["published_apart"].items()))]
+    return refs, apart
+
+
+def _label_views(views: list[dict], refs: list[dict], rows: list[Row]) -> dict[str, str]:
+    """Gives every view its label (unique on the board) and returns the labels by row key."""
     labels = unique_labels(views, rows)
     for v in views + refs:
         v["label"] = labels.get(v["key"], v["name"])
-    ranking = _ranking_words(ranks, labels)
-    for v in views:
-        if v["rank"]["top"]:
-            v["rank"]["title"] = ranking["top_title"]
-    tested_index = labels_all.index(tested)
+    return labels
 
-    def order(v):  # rows that saw test queries (declared) after the ranked ones
+
+def _ordered_table(views: list[dict], refs: list[dict], tested_index: int) -> list[dict]:
+    """The table's default order: best first on the tested measure, rows that saw test queries
+    (declared) after the ranked ones."""
+    def order(v):
         value = v["cells"][tested_index]["mean"]
         return (bool(v.get("seen")), value is None, -(value or 0.0), v["reference"], v["label"])
 
-    table = sorted(views + refs, key=order)
-    sig_rows = sorted(
+    return sorted(views + refs, key=order)
+
+
+def _significance_rows(views: list[dict]) -> list[dict]:
+    """The tested rows for the significance table, largest mean difference first."""
+    return sorted(
         ({"view": v, "c": v["comparison"]} for v in views if v["comparison"] is not None),
         key=lambda s: (-s["c"].mean_diff, s["view"]["label"]),
     )
+
+
+def _family_counts(table: list[dict]) -> list[dict]:
+    """The known families and then any other on the board, each with its count of rows."""
     families = list(FAMILIES) + sorted({v["family"] for v in table if v["family"] and v["family"] not in FAMILIES})
     counts = {f: sum(1 for v in table if v["family"] == f) for f in families}
-    files = _page_files(task_slug, len(table), page_size)
-    sig_href = f"task-{task_slug}.significance.html" if len(files) > 1 and sig_rows else ""
-    parts = [{"number": i + 1, "file": file, "rows": table[i * page_size:(i + 1) * page_size],
-              "first": i * page_size + 1, "last": min(len(table), (i + 1) * page_size)}
-             for i, file in enumerate(files)]
-    blob = {
+    return [{"name": f, "count": counts[f]} for f in families]
+
+
+def _page_parts(table: list[dict], files: list[str], page_size: int) -> list[dict]:
+    """The table cut into its static pages: each page's number, file, rows and row range."""
+    return [{"number": i + 1, "file": file, "rows": table[i * page_size:(i + 1) * page_size],
+             "first": i * page_size + 1, "last": min(len(table), (i + 1) * page_size)}
+            for i, file in enumerate(files)]
+
+
+def _script_blob(table: list[dict], made: list, rows: list[Row], labels_all: list[str], tested: str,
+                 baseline_label: str | None, files: list[str], sig_href: str, page_size: int, top_title: str) -> dict:
+    """The script's data of the board: what it needs to page, sort and filter across all rows."""
+    row_data = {view["key"]: data for view, data, _ in made}
+    return {
         "measures": labels_all,
         "order": [v["key"] for v in table],
         "page_size": page_size,
@@ -334,19 +358,65 @@ def board_page(name: str, rows: list[Row], baseline: str, measure: str | None, d
         "splits": [[n, k] for n, k in rows[0].split_set],
         "has_pool": any(v["pool"] for v in table),
         "tested": tested,
-        "baseline": base and labels[base.key],
+        "baseline": baseline_label,
         "eff_columns": len(EFFICIENCY_COLUMNS),
-        "top_title": ranking["top_title"],
+        "top_title": top_title,
         "rows": {v["key"]: placed_row_data(row_data.get(v["key"]) if not v["reference"] else row_script_data(v), v, i // page_size)
                  for i, v in enumerate(table)},
     }
+
+
+def _untested_problems(untested: list[tuple[Row, str]], labels: dict[str, str], base: Row | None,
+                       tested: str) -> list[str]:
+    """Why each untested row has no comparison with the baseline."""
+    return [f"{labels[row.key]}: not tested against {labels[base.key]} on {tested} "
+            f"({row.path} vs {base.path}): {why}"
+            for row, why in untested]
+
+
+def _presence(views: list[dict], refs: list[dict], table: list[dict]) -> dict:
+    """Which optional columns and legends the page needs."""
+    return {
+        "has_refs": bool(refs),
+        "has_pool": any(v["pool"] for v in table),
+        "has_folds": any(v.get("multi_split") for v in views),
+        "has_trained": any(v["trained"] for v in views),
+        "has_seen": any(v.get("seen") for v in views),
+        "has_levels": any(v.get("level") for v in views),
+    }
+
+
+def board_page(name: str, rows: list[Row], baseline: str, measure: str | None, dest: Path,
+               task_slug: str, copy_runs: bool, results_root: Path, page_size: int = PAGE_SIZE,
+               digests=None, tests=None) -> dict:
+    """The board's page model. ``tests``: its significance tests begun earlier
+    (:func:`start_tests`), else run here while a fork makes the rows."""
+    info, tested, base = _board_tests(rows, baseline, measure)
+    labels_all = [m["label"] for m in info["measures"]]
+    made, stats = _made_rows(rows, info, tested, base, measure, dest, task_slug, copy_runs, results_root,
+                             digests, tests)
+    by_key = {row.key: row for row in rows}
+    untested = [(by_key[k], why) for k, why in stats.untested]
+    views = _compared_views(rows, made, stats, base)
+    problems: list[str] = []
+    refs, apart = _published_rows(info, problems)
+    labels = _label_views(views, refs, rows)
+    ranking = _ranking_words(stats.ranks, labels)
+    for v in views:
+        if v["rank"]["top"]:
+            v["rank"]["title"] = ranking["top_title"]
+    tested_index = labels_all.index(tested)
+    table = _ordered_table(views, refs, tested_index)
+    sig_rows = _significance_rows(views)
+    files = _page_files(task_slug, len(table), page_size)
+    sig_href = f"task-{task_slug}.significance.html" if len(files) > 1 and sig_rows else ""
+    blob = _script_blob(table, made, rows, labels_all, tested, base and labels[base.key], files, sig_href,
+                        page_size, ranking["top_title"])
     # a board of several pages keeps its JSON in one script beside them (loaded once, not
     # repeated in every page); a board of one page keeps it inline
     data_src = f"data/task-{task_slug}.js" if len(files) > 1 else ""
     charted = _chart_rows(rows, table, base)
-    for row, why in untested:
-        problems.append(f"{labels[row.key]}: not tested against {labels[base.key]} on {tested} "
-                        f"({row.path} vs {base.path}): {why}")
+    problems.extend(_untested_problems(untested, labels, base, tested))
     return {
         "ranking": ranking,
         "family": {"tests": stats.family.tests, "measures": list(stats.family.measures),
@@ -364,18 +434,13 @@ def board_page(name: str, rows: list[Row], baseline: str, measure: str | None, d
         "baseline": base and labels[base.key],
         "baseline_wanted": baseline,
         "rows": table,
-        "parts": parts,
+        "parts": _page_parts(table, files, page_size),
         "sig_href": sig_href,
         "data_src": data_src,
         "n_results": len(views),
         "sig_rows": sig_rows,
-        "families": [{"name": f, "count": counts[f]} for f in families],
-        "has_refs": bool(refs),
-        "has_pool": any(v["pool"] for v in table),
-        "has_folds": any(v.get("multi_split") for v in views),
-        "has_trained": any(v["trained"] for v in views),
-        "has_seen": any(v.get("seen") for v in views),
-        "has_levels": any(v.get("level") for v in views),
+        "families": _family_counts(table),
+        **_presence(views, refs, table),
         "levels": levels_legend(),
         "declared": DECLARED,
         "charts": _charts(charted, refs, info["measures"], tested, labels),
