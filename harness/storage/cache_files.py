@@ -16,10 +16,17 @@ import pickle
 import tempfile
 from pathlib import Path
 
-from statbench.data.checksum import bytes_sha256
+from statbench.data.checksum import bytes_sha256, text_sha256
+from statbench.storage.paths import cache_root
 
 #: the sha256's hex digits and its newline, after the magic line
 _DIGEST_LINE = 65
+
+
+def keyed_cache_file(folder: str, *key: str, prefix: str = "") -> Path:
+    """``$STATBENCH_CACHE/FOLDER/PREFIX<digest>.pkl``: the file a cache keeps for ``key`` (names joined
+    by NUL, so no two keys share a file name by concatenation)."""
+    return cache_root() / folder / f"{prefix}{text_sha256(chr(0).join(key))[:32]}.pkl"
 
 
 def framed(magic: bytes, payload: bytes) -> bytes:

@@ -8,14 +8,12 @@ again from the row). A build keeps the entries it used."""
 
 from __future__ import annotations
 
-import hashlib
 import pickle
 
 import numpy as np
 
 from statbench.leaderboard.ranking.board_scores import scored_queries
-from statbench.storage.cache_files import read_pickled_dict, write_framed
-from statbench.storage.paths import cache_root
+from statbench.storage.cache_files import keyed_cache_file, read_pickled_dict, write_framed
 
 _MAGIC = b"statbench-rank-columns 1\n"
 _NONE = "none"  #: kept for a row with no per-query score on the measure
@@ -34,8 +32,7 @@ class RankColumns:
     """One board's rows' scores on one measure, by their per-query scores' digest."""
 
     def __init__(self, board: str, measure: str):
-        name = hashlib.sha256(f"{board}\0{measure}".encode()).hexdigest()[:32]
-        self.file = cache_root() / "leaderboard-rank-columns" / f"{name}.pkl"
+        self.file = keyed_cache_file("leaderboard-rank-columns", board, measure)
         self.measure = measure
         self.old = read_pickled_dict(_MAGIC, self.file)
         self.new: dict = {}

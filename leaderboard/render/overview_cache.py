@@ -19,8 +19,7 @@ import pickle
 import numpy as np
 
 from statbench.leaderboard.caches.incremental import code_digest
-from statbench.storage.cache_files import read_pickled_dict, write_framed
-from statbench.storage.paths import cache_root
+from statbench.storage.cache_files import keyed_cache_file, read_pickled_dict, write_framed
 
 _MAGIC = b"statbench-overview-columns 3\n"
 
@@ -29,8 +28,7 @@ class ColumnCache:
     """One column's rows: entry name -> (figure, sorted query ids, scores in that order, label)."""
 
     def __init__(self, board: str, measure: str):
-        name = hashlib.sha256(f"{board}\0{measure}".encode()).hexdigest()[:32]
-        self.file = cache_root() / "leaderboard-overview" / f"{name}.pkl"
+        self.file = keyed_cache_file("leaderboard-overview", board, measure)
         self.measure = measure
         self.old = read_pickled_dict(_MAGIC, self.file)
         self.new: dict = {}
@@ -81,8 +79,7 @@ class RankCache:
     rebuild whose columns did not change draws no resample."""
 
     def __init__(self, benchmark_id: str):
-        name = hashlib.sha256(benchmark_id.encode()).hexdigest()[:32]
-        self.file = cache_root() / "leaderboard-overview" / f"ranks-{name}.pkl"
+        self.file = keyed_cache_file("leaderboard-overview", benchmark_id, prefix="ranks-")
         self.old = read_pickled_dict(_RANKS_MAGIC, self.file)
         self.new: dict = {}
 
