@@ -55,8 +55,9 @@ def test_an_error_in_the_child_is_raised_here_as_it_was():
     parent = os.getpid()
 
     def fn(i):
-        time.sleep(0.002)  # slow enough for the child to take its share
-        if os.getpid() != parent:
+        if os.getpid() == parent:
+            time.sleep(0.01)  # slow enough here for the child to take its share, even on a busy machine
+        else:
             raise StatbenchError(f"results/{i}/results.json changed while the leaderboard was being built")
         return i
 
@@ -71,8 +72,9 @@ def test_an_exception_that_does_not_pickle_still_comes_back_with_its_text():
         pass
 
     def fn(i):
-        time.sleep(0.002)
-        if os.getpid() != parent:
+        if os.getpid() == parent:
+            time.sleep(0.01)
+        else:
             raise Local("the child's own words")
         return i
 
@@ -80,17 +82,22 @@ def test_an_exception_that_does_not_pickle_still_comes_back_with_its_text():
         split_map(fn, range(100))
 
 
-def test_an_error_here_still_reaps_the_child(monkeypatch):
+@pytest.mark.parametrize("where", ["meanwhile", "an item"])
+def test_an_error_here_still_reaps_the_child(monkeypatch, where):
     parent = os.getpid()
     children = record_forks(monkeypatch)
 
     def fn(i):
-        if os.getpid() == parent and i == 3:
-            raise ValueError("here")
-        return i
+        if os.getpid() != parent:
+            time.sleep(0.02)  # the child is slow: it can never take every item before this process
+            return i
+        raise ValueError("here")  # whichever item this process takes first
+
+    def meanwhile():
+        raise ValueError("here")
 
     with pytest.raises(ValueError, match="here"):
-        split_map(fn, range(40))
+        split_map(fn, range(40), meanwhile=meanwhile if where == "meanwhile" else None)
     assert len(children) == 1
     with pytest.raises(ChildProcessError):  # reaped: no child left behind
         os.waitpid(children[0], os.WNOHANG)
