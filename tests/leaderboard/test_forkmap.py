@@ -23,20 +23,31 @@ def two_cores(monkeypatch):
     monkeypatch.delenv("STATBENCH_BUILD_PROCESSES", raising=False)
 
 
-def test_results_in_order_and_shared_with_a_child():
+def test_results_in_order_and_shared_with_a_child(tmp_path):
     parent = os.getpid()
+    done_by_child = tmp_path / "child"
 
     def fn(i):
-        time.sleep(0.002)
+        if os.getpid() != parent:
+            with open(done_by_child, "a") as log:  # appended a line per item the child made
+                log.write(f"{i}\n")
         return i * i, os.getpid()
 
-    made, aside = split_map(fn, range(200), meanwhile=lambda: time.sleep(0.1) or "tests")
+    def meanwhile():  # this process's own work: here, waiting until the child has made 101 items
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if done_by_child.exists() and len(done_by_child.read_text().split()) > 100:
+                return "tests"
+            time.sleep(0.01)
+        return "the child never took its share"
+
+    made, aside = split_map(fn, range(200), meanwhile=meanwhile, chunk=1)
+    assert aside == "tests"
     assert [square for square, _ in made] == [i * i for i in range(200)]
     pids = [pid for _, pid in made]
-    assert len(set(pids)) == 2 and parent in pids  # this process and one child
-    # the child was free while this process ran the tests: it took more than half
+    assert len(set(pids) - {parent}) == 1  # one child (and this process, for what was left)
+    # the child was free while this process did its own work: it took more than half
     assert pids.count(parent) < 100
-    assert aside == "tests"
 
 
 def test_few_items_or_one_process_asked_stay_here(monkeypatch):
