@@ -9,23 +9,13 @@ law names need a CJK font (Debian: ``apt-get install fonts-noto-cjk``).
 
 from __future__ import annotations
 
-import argparse
-import os
 from pathlib import Path
 
-from screenshots import stack
-
-CHROMIUM = os.environ.get("STATBENCH_CHROMIUM", "/usr/bin/chromium")
+from screenshots import offline_page, page_arguments, stack
 
 
 def shoot(page_path: Path, out: Path, groups: list[str], width: int = 1400) -> None:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"])
-        page = browser.new_page(viewport={"width": width, "height": 900})
-        page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file://") else route.abort())
-        page.goto(Path(page_path).resolve().as_uri())
+    with offline_page(page_path, width) as page:
         section = page.locator("section#breakdowns")
         shots = [page.locator("h1").screenshot(), section.locator("h2").screenshot(),
                  section.locator("p.note").first.screenshot()]
@@ -35,16 +25,12 @@ def shoot(page_path: Path, out: Path, groups: list[str], width: int = 1400) -> N
             shots += [heading.screenshot(), table.screenshot()]
             figure = table.locator("xpath=ancestor::div[1]/following-sibling::figure[1]")
             shots.append(figure.screenshot())
-        browser.close()
     stack(shots, out)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("page", type=Path)
-    parser.add_argument("out", type=Path)
+    parser = page_arguments(__doc__)
     parser.add_argument("--group", action="append", default=None, help="breakdown group(s) to show (default: law)")
-    parser.add_argument("--width", type=int, default=1400)
     args = parser.parse_args()
     shoot(args.page, args.out, args.group or ["law"], args.width)
 

@@ -9,23 +9,13 @@ then the first query that only one system answers, opened, stacked into one imag
 
 from __future__ import annotations
 
-import argparse
-import os
 from pathlib import Path
 
-from screenshots import stack
-
-CHROMIUM = os.environ.get("STATBENCH_CHROMIUM", "/usr/bin/chromium")
+from screenshots import offline_page, page_arguments, stack
 
 
 def shoot(page_path: Path, out: Path, a: str, b: str, width: int = 1400, listed: int = 8) -> None:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"])
-        page = browser.new_page(viewport={"width": width, "height": 900})
-        page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file://") else route.abort())
-        page.goto(Path(page_path).resolve().as_uri())
+    with offline_page(page_path, width) as page:
         keys = dict(page.evaluate("window.statbenchExplorer.systems.map(s => [s.label, s.key])"))
         page.select_option("#ex-view", "pair")
         page.select_option("#ex-a", keys[a])
@@ -41,18 +31,15 @@ def shoot(page_path: Path, out: Path, a: str, b: str, width: int = 1400, listed:
         first.click()
         page.wait_for_load_state()
         shots.append(page.locator("section.query:target").screenshot())
-        browser.close()
     stack(shots, out)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("page", type=Path)
-    parser.add_argument("out", type=Path)
+    parser = page_arguments(__doc__)
     parser.add_argument("--a", default="bm25", help="system A (its label)")
     parser.add_argument("--b", default="fasttext", help="system B (its label)")
     args = parser.parse_args()
-    shoot(args.page, args.out, args.a, args.b)
+    shoot(args.page, args.out, args.a, args.b, args.width)
 
 
 if __name__ == "__main__":
