@@ -6,7 +6,9 @@ The core commands are defined here (``run``, ``evaluate``, ``list``, ``plugins``
 built-in ones (``pool``, ``compare``, ``leaderboard``) exactly like a third party's: as
 plugins named in the ``statbench`` entry-point group. Plugin commands are collected when
 the command line is parsed (:func:`statbench.registry.plugins.collect_commands`): a plugin may add
-commands, never replace a core command or another plugin's command."""
+commands, never replace a core command or another plugin's command. ``run`` collects them in
+its body instead, loading only the plugins it names where it can
+(:func:`statbench.registry.plugins.narrow_registry`)."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from statbench import __version__
 from statbench.commands.compare import measure_label
 from statbench.commands.repeated_options import refuse_repeated_options
 from statbench.errors import StatbenchError, UnknownNameError, one_line
-from statbench.registry.plugins import collect_commands, get_registry
+from statbench.registry.plugins import collect_commands, get_registry, narrow_registry, reset_registry
 from statbench.terminal.console import ConsoleFilter, make_console, progress_bars
 
 if TYPE_CHECKING:  # imported when needed: statbench --help stays fast
@@ -34,6 +36,8 @@ log = logging.getLogger("statbench")
 
 #: key of the plugin command records in the root click context's ``meta``
 _PLUGIN_COMMANDS = "statbench.plugin_commands"
+#: core commands that load only the plugins they name (``_Group.load_plugins_for``)
+_NARROWED = frozenset({"run"})
 
 
 class _Group(click.Group):
@@ -102,10 +106,25 @@ class _Group(click.Group):
         return sorted({*self.commands, *self._plugin_commands(ctx)})
 
     def get_command(self, ctx, name):
+        if name in _NARROWED:  # its body loads the plugins it names (or all, as here)
+            return self.commands[name]
         # collected even for a core command: a plugin whose hook fails is then failed for
         # every command alike (its tasks and models are dropped too)
         plugin_commands = self._plugin_commands(ctx)
         return self.commands.get(name) or plugin_commands.get(name)
+
+    def load_plugins_for(self, ctx, names: dict[str, list[str | None]]) -> None:
+        """Before a narrowed command's work: only the plugins ``names`` needs
+        (:func:`~statbench.registry.plugins.narrow_registry`), else every plugin's commands
+        collected, as :meth:`get_command` does for any other command."""
+        try:
+            narrowed = narrow_registry(names, set(self.commands))
+        except Exception:  # noqa: BLE001 - as for collecting commands: the whole registry then answers
+            log.debug("loading only the plugins the command names failed", exc_info=True)
+            reset_registry()
+            narrowed = False
+        if not narrowed:
+            self.plugin_command_records(ctx)
 
 
 def _fail(ctx, message: str, code: int):
@@ -155,7 +174,9 @@ def cli(verbose: bool):
 def run(task, model, params, reranker, reranker_params, pool, rerank_depth, splits, protocol, data_dir, output, progress,
         yes, allow_empty):
     """Run a model on a task, write a TREC run and a results JSON, print the scores."""
-    request = _request_of(click.get_current_context(), command=shlex.join(["statbench", *sys.argv[1:]]))
+    ctx = click.get_current_context()
+    cli.load_plugins_for(ctx.find_root(), {"tasks": [task], "retrievers": [model], "rerankers": [reranker]})
+    request = _request_of(ctx, command=shlex.join(["statbench", *sys.argv[1:]]))
     if yes:
         os.environ["STATBENCH_ALLOW_SPEND"] = "1"
     from statbench.commands.tables import print_scores

@@ -14,8 +14,8 @@ said in the log), never the corpus. It is stored as a cache entry keyed by:
   ``ctime``, so it is hashed again);
 - the task's plugin, version and definition, the sha256 of its loader's source files, and
   the code version of the loading code: the source of this module, of
-  :mod:`~statbench.loading.taskdef` and of the task's module, and of every module they
-  import (:func:`statbench.storage.keys.code_version`), and the harness's version.
+  :mod:`~statbench.loading.taskdef` and of the task's module, and of every module these
+  modules import (:func:`statbench.storage.keys.code_version`), and the harness's version.
 
 So a changed data file, task version, loader or harness never reuses an old summary; the
 summary is only read when every selected split's run is cached and verified (the runner

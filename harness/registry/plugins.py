@@ -18,6 +18,10 @@ A task name ``PREFIX:ARG`` whose prefix a plugin registered as a task resolver
 layout, :mod:`statbench.loading.beir`) is the task class the resolver builds for ARG,
 checked like any registered task; such a prefix wins over a distribution of that name.
 
+A command that names its tasks and models (``statbench run``) may load only the built-ins it
+names, with every other plugin (:func:`narrow_registry`); any lookup that registry cannot
+answer exactly as the registry of every plugin would loads every plugin first.
+
 ``STATBENCH_LOAD_PLUGINS`` is the kill switch: when set, only the distributions it lists
 (comma-separated) are loaded; set to the empty string, no plugin loads at all. Use
 ``STATBENCH_LOAD_PLUGINS=statbench`` to keep only the built-ins.
@@ -36,6 +40,7 @@ import logging
 import os
 import re
 import traceback
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 
@@ -227,31 +232,54 @@ def _guarded(info: PluginInfo, action: str):
             _log.info("plugin %s printed while %s: %s", info.name, action, printed[:500])
 
 
+#: every allowed entry point's PluginInfo, in load order, once all of them are imported
 _entry_point_infos: dict[str, PluginInfo] | None = None
+#: the allowed entry points in load order: (entry point, distribution, version)
+_found: list[tuple] | None = None
+#: key -> PluginInfo of each entry point imported so far (all of them, or those a narrowed
+#: registry needed: :func:`narrow_registry`)
+_loaded: dict[str, PluginInfo] = {}
+
+
+def _allowed_entry_points() -> list[tuple]:
+    """The entry points of the group the kill switch allows, in load order (read once)."""
+    global _found
+    if _found is None:
+        allowed = _allowed_distributions()
+        read: dict[int, tuple[str, str]] = {}
+        found = [(ep, *_name_and_version(ep.dist, read)) for ep in entry_points(group=ENTRY_POINT_GROUP)]
+        _found = [item for item in sorted(found, key=_load_order)
+                  if allowed is None or _normalise(item[1] or "") in allowed]
+    return _found
+
+
+def _key(found: tuple) -> str:
+    ep, dist, _ = found
+    return f"{dist}:{ep.name}"
+
+
+def _load(found: tuple) -> PluginInfo:
+    """Import one entry point's module and register it (once); a failure is recorded on its info."""
+    key = _key(found)
+    info = _loaded.get(key)
+    if info is None:
+        ep, dist, version = found
+        info = _loaded[key] = PluginInfo(name=ep.name, module=ep.value, distribution=dist, version=version)
+        if not pm.has_plugin(key):
+            with _guarded(info, "imported"):
+                module = importlib.import_module(ep.value)
+                pm.register(module, name=key)
+    return info
 
 
 def load_entry_points() -> dict[str, PluginInfo]:
     """Import every allowed entry-point plugin once; failures are recorded, not raised."""
-    global _entry_point_infos
-    if _entry_point_infos is not None:
-        return _entry_point_infos
-    allowed = _allowed_distributions()
-    infos: dict[str, PluginInfo] = {}
-    read: dict[int, tuple[str, str]] = {}
-    found = [(ep, *_name_and_version(ep.dist, read)) for ep in entry_points(group=ENTRY_POINT_GROUP)]
-    for ep, dist, version in sorted(found, key=_load_order):
-        if allowed is not None and _normalise(dist or "") not in allowed:
-            continue
-        info = PluginInfo(name=ep.name, module=ep.value, distribution=dist, version=version)
-        key = f"{dist}:{ep.name}"
-        infos[key] = info
-        if pm.has_plugin(key):
-            continue
-        with _guarded(info, "imported"):
-            module = importlib.import_module(ep.value)
-            pm.register(module, name=key)
-    _entry_point_infos = infos
-    return infos
+    global _entry_point_infos, _registry
+    if _entry_point_infos is None:
+        _entry_point_infos = {_key(found): _load(found) for found in _allowed_entry_points()}
+        if isinstance(_registry, _Narrowed):  # every plugin is loaded now: the whole registry answers
+            _registry = None
+    return _entry_point_infos
 
 
 def _name_and_version(dist, read: dict[int, tuple[str, str]]) -> tuple[str | None, str | None]:
@@ -283,24 +311,115 @@ def get_registry() -> Registry:
     return _registry
 
 
+#: The built-in entry point that registers the built-in custom measures (the only built-in
+#: that registers measures: a test checks it), loaded by every narrowed registry.
+BUILTIN_MEASURES = "measures"
+
+
+def narrow_registry(names: Mapping[str, Iterable[str | None]], reserved) -> bool:
+    """Load only what a command needs that names its tasks and models (``statbench run``):
+    ``names`` maps a kind to the names it looks up (``{"tasks": [TASK], "retrievers":
+    [MODEL]}``); ``reserved``: the core command names (see :func:`collect_commands`).
+
+    Loaded: every plugin that is not a built-in (a third party may clash with any name, or
+    fail), the built-in entry points named like a wanted name, and the built-in measures. Their
+    ``register_commands`` hooks run, as before any command (a plugin failing there is failed
+    for every command). The registry of these answers :meth:`Registry.get` for the wanted names
+    when it is sure to answer as the registry of every plugin would: each wanted plain name is
+    a built-in's (a built-in wins a clash; no two built-ins register one name: a test checks
+    it), and no loaded plugin registers a benchmark (the only registration that names
+    another plugin's tasks). Anything else (a qualified or resolver name, a name no such
+    built-in gives, any other lookup) loads every plugin first, as without narrowing.
+
+    Returns whether the registry is narrowed; when not, the caller runs every plugin's
+    ``register_commands`` hook (:func:`collect_commands`) as for any other command."""
+    global _registry
+    if _registry is not None or _entry_point_infos is not None:
+        return False  # the registry of every plugin is there already
+    wanted = {kind: {name for name in kind_names if name} for kind, kind_names in names.items()}
+    plain = set().union(*wanted.values())
+    if any(":" in name for name in plain):
+        return False
+    chosen = [found for found in _allowed_entry_points()
+              if _normalise(found[1] or "") != BUILTIN_DISTRIBUTION or found[0].name in plain | {BUILTIN_MEASURES}]
+    for found in chosen:
+        _load(found)
+    infos = {_key(found): _loaded[_key(found)] for found in _allowed_entry_points() if _key(found) in _loaded}
+    partial = _build_registry(infos)
+    if not _answers_alike(partial, wanted):
+        return False  # no register_commands hook has run: the caller runs every plugin's once
+    failed = {key for key, info in infos.items() if info.error}
+    collect_commands(reserved, infos)
+    if any(info.error for key, info in infos.items() if key not in failed):  # failed there: dropped whole
+        partial = _build_registry(infos)
+        if not _answers_alike(partial, wanted):
+            return False
+    _registry = _Narrowed(partial, wanted, reserved)
+    return True
+
+
+def _answers_alike(partial: Registry, wanted: dict[str, set[str]]) -> bool:
+    """Whether ``partial`` resolves every wanted name as the registry of every plugin would
+    (see :func:`narrow_registry`)."""
+    if any(impl.plugin_name in partial.plugins for impl in pm.hook.register_benchmarks.get_hookimpls()):
+        return False
+    for kind, kind_names in wanted.items():
+        for name in kind_names:
+            entry = getattr(partial, kind).get(name)
+            if entry is None or entry.plugin.error or _normalise(entry.plugin.distribution or "") != BUILTIN_DISTRIBUTION:
+                return False
+    return True
+
+
+class _Narrowed:
+    """The registry while a narrowed command runs (:func:`narrow_registry`): ``get`` of a
+    wanted name answers from the plugins loaded; everything else from the registry of every
+    plugin, loaded (with every ``register_commands`` hook run) when first asked."""
+
+    def __init__(self, partial: Registry, wanted: dict[str, set[str]], reserved):
+        self._partial, self._wanted, self._reserved = partial, wanted, set(reserved)
+        self._whole: Registry | None = None
+
+    def get(self, kind: str, name: str) -> Registered:
+        if name in self._wanted.get(kind, ()):
+            return self._partial.get(kind, name)
+        return self._everything().get(kind, name)
+
+    def __getattr__(self, attribute: str):
+        return getattr(self._everything(), attribute)
+
+    def _everything(self) -> Registry:
+        global _registry
+        if self._whole is None:
+            collect_commands(self._reserved)  # loads every entry point
+            if _registry is self:
+                _registry = None
+            self._whole = get_registry()
+        return self._whole
+
+
 def reset_registry(entry_points: bool = False) -> None:
     """Forget collected registrations (after ``pm.register`` of an in-process plugin).
 
     With ``entry_points=True`` the entry-point plugins are unregistered too, so the next
     :func:`get_registry` discovers them afresh (tests that install fake distributions)."""
-    global _registry, _entry_point_infos
+    global _registry, _entry_point_infos, _found
     _registry = None
-    if entry_points and _entry_point_infos is not None:
-        for key in _entry_point_infos:
+    if entry_points:
+        for key in _loaded:
             if pm.has_plugin(key):
                 pm.unregister(name=key)
-        _entry_point_infos = None
+        _loaded.clear()
+        _entry_point_infos = _found = None
 
 
-def _build_registry() -> Registry:
+def _build_registry(infos: dict[str, PluginInfo] | None = None) -> Registry:
+    """The registry of the entry points ``infos`` (by default every one) and of the plugins
+    registered in-process."""
     # fresh copies: registration errors and names belong to this build, not to the import cache
+    infos = load_entry_points() if infos is None else infos
     registry = Registry(
-        plugins={key: dataclasses.replace(info, registered={k: [] for k in KINDS}) for key, info in load_entry_points().items()}
+        plugins={key: dataclasses.replace(info, registered={k: [] for k in KINDS}) for key, info in infos.items()}
     )
     order = list(registry.plugins)
     impls: dict[str, list] = {}
@@ -462,7 +581,7 @@ def call_plugin(entry: Registered, stage: str, fn):
                           f"{one_line(exc)}") from exc
 
 
-def collect_commands(reserved) -> list[dict]:
+def collect_commands(reserved, infos: dict[str, PluginInfo] | None = None) -> list[dict]:
     """Call each plugin's ``register_commands(cli)`` hook, in load order (built-ins first),
     each with a click group of its own, and settle the names its commands take.
 
@@ -471,13 +590,14 @@ def collect_commands(reserved) -> list[dict]:
     included) marks its plugin failed; for an installed plugin the failure is kept on its
     :class:`PluginInfo`, so the registry drops whatever else it registers, as for any other
     hook. One record per plugin implementing the hook: ``{"key", "plugin" (PluginInfo),
-    "commands": {name: command}, "refused": {name: (reason, owner PluginInfo | None)}}``."""
+    "commands": {name: command}, "refused": {name: (reason, owner PluginInfo | None)}}``.
+    ``infos``: the entry points whose hooks run (by default every one, loaded first)."""
     import re
 
     import click
 
     name_ok = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-    infos = load_entry_points()
+    infos = load_entry_points() if infos is None else infos
     impls = {impl.plugin_name: impl for impl in pm.hook.register_commands.get_hookimpls()}
     order = [key for key in infos if key in impls] + [key for key in impls if key not in infos]
     owners: dict[str, PluginInfo] = {}

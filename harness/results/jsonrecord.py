@@ -121,12 +121,12 @@ def _hints(cls) -> dict:
 
 def _plain(value):
     """``value`` as JSON data: records converted, containers copied (never shared)."""
-    if isinstance(value, JsonRecord):
-        return value.to_json()
-    if isinstance(value, Mapping):
-        if all(type(v) in _SCALARS for v in value.values()):
+    if type(value) is dict or (not isinstance(value, JsonRecord) and isinstance(value, Mapping)):
+        if set(map(type, value.values())) <= _SCALARS:  # a map of scalars (a query's scores): copied at once
             return dict(value)
         return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, JsonRecord):
+        return value.to_json()
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     return value

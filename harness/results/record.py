@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from statbench import __version__
-from statbench.data.atomic import write_json
+from statbench.data.atomic import atomic_open, write_json
 from statbench.errors import DataFormatError
+from statbench.results.fastjson import indented_json
 from statbench.results.jsonrecord import (
     Define,
     JsonRecord,
@@ -677,7 +678,13 @@ def write_results(path, results) -> None:
     deep = _too_deep(obj)
     if deep:
         raise ValueError(f"results' {deep} is nested more than {MAX_FREE_DEPTH} levels deep")
-    write_json(path, obj)
+    text = indented_json(obj)
+    if text is None:  # a value orjson may write otherwise: the standard form, as every JSON file
+        write_json(path, obj)
+        return
+    with atomic_open(path, "wb") as handle:
+        handle.write(text)
+        handle.write(b"\n")
 
 
 def load_results(path) -> dict:

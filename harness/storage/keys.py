@@ -24,6 +24,7 @@ import functools
 import importlib.util
 import inspect
 import json
+import keyword
 import re
 import sys
 from collections.abc import Iterable, Mapping
@@ -122,6 +123,9 @@ def _code_version(names: tuple[str, ...]) -> str:
 
 def _source_file(name: str) -> Path | None:
     module = sys.modules.get(name)
+    parent = sys.modules.get(name.rpartition(".")[0])
+    if module is None and parent is not None and not hasattr(parent, "__path__"):
+        return None  # a name inside a module (``from m import Name``), not a submodule: as find_spec finds
     try:
         where = getattr(module, "__file__", None) if module is not None else importlib.util.find_spec(name).origin
     except (ImportError, AttributeError, ValueError):
@@ -134,15 +138,15 @@ _IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*\)
 
 
 def _imported(name: str, path: Path) -> set[str]:
-    """The module names ``path`` (module ``name``) imports, submodules named in ``from X
-    import Y`` included. Only the import statements are parsed (the whole file when one
-    cannot be parsed alone, e.g. continued with a backslash)."""
+    """The module names ``path`` (module ``name``) imports, submodules named in
+    ``from X import Y`` included. Only the import statements are parsed (the whole file's
+    statements when one cannot be parsed alone: continued with a backslash, or a line of a
+    docstring that reads like one, which is why no line here starts with that word)."""
     source = path.read_bytes()
     try:
-        statements = [ast.parse(match.group(0).strip()).body for match in _IMPORT.finditer(source)]
-        nodes = [node for body in statements for node in body]
+        nodes = [node for match in _IMPORT.finditer(source) for node in _statement(match.group(0).strip())]
     except SyntaxError:
-        nodes = list(ast.walk(ast.parse(source, str(path))))
+        nodes = _statements(ast.parse(source, str(path)))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out: set[str] = set()
     for node in nodes:
@@ -157,6 +161,63 @@ def _imported(name: str, path: Path) -> set[str]:
             out.add(module)
             out.update(f"{module}.{alias.name}" for alias in node.names)  # kept when it is a module
     return {m for m in out if m}
+
+
+_NAME = rb"[A-Za-z_][A-Za-z0-9_]*"
+_DOTTED = rb"%s(?:\.%s)*" % (_NAME, _NAME)
+_ALIASES = rb"(?:%s)(?:[ \t]+as[ \t]+%s)?(?:[ \t]*,[ \t]*(?:%s)(?:[ \t]+as[ \t]+%s)?)*"
+#: the one-line forms of the import statement (no parentheses, backslash, semicolon, star or
+#: non-ASCII name), read without the parser; anything else is parsed
+_SIMPLE_IMPORT = re.compile(rb"import[ \t]+(%s)[ \t]*(?:#[^\n]*)?" % (_ALIASES % (_DOTTED, _NAME, _DOTTED, _NAME)))
+_SIMPLE_FROM = re.compile(rb"from[ \t]+(\.*)(%s)?[ \t]+import[ \t]+(%s)[ \t]*(?:#[^\n]*)?"
+                          % (_DOTTED, _ALIASES % (_NAME, _NAME, _NAME, _NAME)))
+_ALIAS = re.compile(rb"(%s)(?:[ \t]+as[ \t]+(%s))?" % (_DOTTED, _NAME))
+
+
+@functools.lru_cache(maxsize=4096)
+def _statement(text: bytes) -> tuple[ast.stmt, ...]:
+    """The statements of one import statement's text, as :func:`ast.parse` gives them, once
+    per text (most modules share most of their imports); ``SyntaxError`` when it cannot be
+    parsed alone. A one-line form is read without the parser (a keyword where a name goes,
+    or ``__future__``, is left to it)."""
+    simple = _SIMPLE_IMPORT.fullmatch(text)
+    if simple is not None:
+        names = _aliases(simple.group(1))
+        if names is not None:
+            return (ast.Import(names=names),)
+    simple = _SIMPLE_FROM.fullmatch(text)
+    if simple is not None and simple.group(2) != b"__future__":
+        names = _aliases(simple.group(3))
+        module = simple.group(2).decode() if simple.group(2) else None
+        if names is not None and (module is None or not any(map(keyword.iskeyword, module.split(".")))):
+            return (ast.ImportFrom(module=module, names=names, level=len(simple.group(1))),)
+    return tuple(ast.parse(text).body)
+
+
+def _aliases(text: bytes) -> list[ast.alias] | None:
+    """``a.b as c, d`` as the parser's aliases; None when a name is a keyword (not valid)."""
+    names = []
+    for part in text.split(b","):
+        match = _ALIAS.fullmatch(part.strip())
+        name, asname = match.group(1).decode(), match.group(2)
+        if any(map(keyword.iskeyword, name.split("."))) or (asname and keyword.iskeyword(asname.decode())):
+            return None
+        names.append(ast.alias(name=name, asname=asname.decode() if asname else None))
+    return names
+
+
+def _statements(tree: ast.AST) -> list[ast.AST]:
+    """Every statement of ``tree``, nested ones included (an import is a statement: the
+    expressions, most of a module's nodes, are not walked)."""
+    out: list[ast.AST] = []
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, ast.expr):
+                out.append(child)
+                todo.append(child)
+    return out
 
 
 # --- a loaded task ----------------------------------------------------------------------------
