@@ -64,7 +64,8 @@ def code_digest() -> str:
     digest.update(b"scipy\0" + (version.read_bytes() if version is not None and version.is_file() else b"-"))
     return digest.hexdigest()
 
-def _task_declaration(task: str) -> str:
+def task_declaration(task: str) -> str:
+    """The installed task's declaration as text ("": no such task installed)."""
     entry = get_registry().tasks.get(task)
     if entry is None:
         return ""
@@ -117,7 +118,7 @@ def board_digest(name: str, slug: str, rows, options: dict, nav: list[dict], res
 
     text = orjson.dumps({
         "code": code_digest(), "options": options, "name": name, "slug": slug, "nav": nav,
-        "task": _task_declaration(rows[0].task),
+        "task": task_declaration(rows[0].task),
         "rows": [_row_signature(row, Path(results_root), content) for row in rows],
     }, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
     return hashlib.sha256(text).hexdigest()

@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import operator
 import os
 import pickle
 from pathlib import Path
@@ -151,6 +152,19 @@ class QueryTable:
 
         import numpy as np
 
+        scores_of = list(per_query.values())
+        order = list(scores_of[0]) if scores_of else []
+        if order and all(map(len(order).__eq__, map(len, scores_of))):
+            # the usual record: every query holds the first one's measures (as many, each found:
+            # the same set), in the first query's order as the loop below gives them
+            take = operator.itemgetter(*order)
+            try:
+                rows = [take(scores) for scores in scores_of]
+            except KeyError:  # another measure somewhere: the general way below
+                pass
+            else:
+                values = np.array(rows, dtype=float).reshape(len(rows), len(order))
+                return cls(list(per_query), order, values)
         labels: dict[str, None] = {}
         for scores in per_query.values():
             labels.update(dict.fromkeys(scores))

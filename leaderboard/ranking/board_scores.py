@@ -42,21 +42,33 @@ def scored_queries(row, measure: str, tables: dict | None = None) -> tuple[tuple
         kept = ~np.isnan(column)
         if not kept.any():
             return None
-        qids = table.qids if kept.all() else [q for q, k in zip(table.qids, kept) if k]
-        return tuple(qids), column[kept]
+        if kept.all():
+            return _qids_tuple(table), column[kept]
+        return tuple(q for q, k in zip(table.qids, kept) if k), column[kept]
     scores = row.query_scores(measure)
     if not scores:
         return None
     return tuple(scores), np.array(list(scores.values()), dtype=float)
 
 
-def columns_by_query_set(rows, measure: str, tables: dict | None = None, scored=None
+def _qids_tuple(table) -> tuple[str, ...]:
+    """A table's query ids as a tuple, made once per table (a board's tests read each table on
+    every measure of the family)."""
+    ids = getattr(table, "_qids_tuple", None)
+    if ids is None:
+        ids = table._qids_tuple = tuple(table.qids)
+    return ids
+
+
+def columns_by_query_set(rows, measure: str, tables: dict | None = None, scored=None, placed: dict | None = None
                          ) -> tuple[dict[tuple[str, ...], QuerySetColumns], list[str]]:
     """(sorted query ids -> the rows scored on exactly those queries, keys of the rows with no
     per-query score on ``measure``), rows in the order given (``tables``: see :func:`scored_queries`;
-    ``scored``: row -> what :func:`scored_queries` gives, e.g. kept between builds)."""
+    ``scored``: row -> what :func:`scored_queries` gives, e.g. kept between builds; ``placed``: a
+    row's query order -> (it sorted, where each comes from), shared by several calls: each order
+    sorted once)."""
     groups: dict[tuple[str, ...], QuerySetColumns] = {}
-    placed: dict[tuple[str, ...], tuple[tuple[str, ...], np.ndarray]] = {}  # a row's order -> (sorted, where)
+    placed = {} if placed is None else placed  # a row's order -> (sorted, where)
     unscored = []
     for row in rows:
         found = scored(row) if scored is not None else scored_queries(row, measure, tables)

@@ -40,6 +40,7 @@ def _family_pairs(rows, base, measures: list[str]) -> dict[tuple[str, str], tupl
     outcomes = {(r.key, m): kept[m].get(r.queries_sha256) for r in others for m in measures}
     fresh = [r for r in others if any(outcomes[(r.key, m)] is None for m in measures)]
     base_table: dict = {}
+    placed: dict = {}  # each query order sorted once for every block and measure
     for first in range(0, len(fresh), _BLOCK):
         block = fresh[first:first + _BLOCK]
         tables = dict(base_table)
@@ -47,7 +48,7 @@ def _family_pairs(rows, base, measures: list[str]) -> dict[tuple[str, str], tupl
             missing = [r for r in block if outcomes[(r.key, m)] is None]
             if not missing:
                 continue
-            groups, _ = columns_by_query_set([base] + missing, m, tables)
+            groups, _ = columns_by_query_set([base] + missing, m, tables, placed=placed)
             paired = next((g for g in groups.values() if base.key in g.keys), None)
             systems = {} if paired is None else {k: c for k, c in zip(paired.keys, paired.columns) if k != base.key}
             base_column = None if paired is None else paired.columns[paired.keys.index(base.key)]

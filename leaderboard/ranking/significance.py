@@ -72,10 +72,12 @@ def bootstrap_intervals(diffs, resamples: int = BOOTSTRAP_RESAMPLES, seed: int =
         block = diffs[first:first + BLOCK]
         if len(block) < BLOCK:  # every block of one shape: a row's figures never depend on how many share it
             block = np.vstack([block, np.zeros((BLOCK - len(block), n))])
-        means = np.empty((resamples, len(block)))
+        # resamples x systems, each system's resamples contiguous: the quantile's partition runs along
+        # them, in place (the same order statistics, hence the same bounds, ~3x faster than across rows)
+        means = np.empty((len(block), resamples)).T
         for (start, stop), counts in zip(spans, kept if kept is not None else drawn()):
             means[start:stop] = (counts.astype(float) @ block.T) / n
-        low, high = np.quantile(means, [tail, 1 - tail], axis=0)
+        low, high = np.quantile(means, [tail, 1 - tail], axis=0, overwrite_input=True)
         size = min(BLOCK, m - first)
         lows[first:first + size], highs[first:first + size] = low[:size], high[:size]
     return lows, highs

@@ -35,6 +35,7 @@ from statbench.leaderboard.render.admitted import admit_rows
 from statbench.leaderboard.render.board_files import render_board
 from statbench.leaderboard.render.index_page import STATIC_FILES as INDEX_STATIC
 from statbench.leaderboard.render.index_page import index_html, overview_sections
+from statbench.leaderboard.render.overview_cache import SectionsCache, sections_digest
 from statbench.leaderboard.render.report import BuildReport
 from statbench.leaderboard.render.run_links import resolved_root
 from statbench.leaderboard.render.task_page import PAGE_SIZE, start_tests
@@ -106,10 +107,6 @@ def _build_from(collected, results_dir: Path, out_dir: Path, baseline: str, meas
     forks = []  # work begun in forks (.forkmap): waited for before the folder is removed on a failure
     try:
         slugs = _board_slugs(tasks)
-        # the overview (every benchmark's rows across its boards, their ranks) is made once, in a
-        # fork, while the boards are rendered: it reads the same rows, none of what boards write
-        sections = start(lambda: overview_sections(env, tasks, collected.keys, slugs))
-        forks.append(sections)
         nav = [{"name": name, "slug": task_slug} for name, task_slug in slugs.items()]
         options = {"baseline": baseline, "measure": measure, "copy_runs": copy_runs, "page_size": page_size,
                    "explorer": explorer.identity({rows[0].task for rows in tasks.values()}) if explorer is not None
@@ -118,6 +115,11 @@ def _build_from(collected, results_dir: Path, out_dir: Path, baseline: str, meas
         # a board whose inputs are those of the previous build keeps its files (see .incremental)
         board_digests = {name: board_digest(name, slugs[name], rows, options, nav, results_dir)
                          for name, rows in tasks.items()}
+        # the overview (every benchmark's rows across its boards, their ranks): kept from a build of
+        # the same boards, else made once, in a fork, while the boards are rendered (it reads the
+        # same rows, none of what boards write)
+        sections = _OverviewSections(lambda: overview_sections(env, tasks, collected.keys, slugs), board_digests)
+        forks.append(sections.fork)
 
         def render(name: str, digests: RunDigests, tests) -> dict:
             entry = render_board(env, context, name, tasks[name], baseline, measure, tmp, slugs[name], copy_runs,
@@ -129,7 +131,7 @@ def _build_from(collected, results_dir: Path, out_dir: Path, baseline: str, meas
                                           lambda name: start_tests(tasks[name], baseline, measure),
                                           collected.run_digests)
         boards, summaries = _reported(report, tasks, entries, previous, out_dir)
-        overview = sections.result(died=lambda: overview_sections(env, tasks, collected.keys, slugs))
+        overview = sections.result()
         _write_site_files(env, tmp, summaries, boards, explorer is not None, overview)
         report.pages.insert(0, out_dir / "index.html")
         _swap_in(tmp, out_dir)
@@ -143,6 +145,24 @@ def _build_from(collected, results_dir: Path, out_dir: Path, baseline: str, meas
     if digests is not None:
         digests.save()
     return report
+
+
+class _OverviewSections:
+    """The first page's overview sections: those a build of the same boards kept
+    (:class:`~statbench.leaderboard.render.overview_cache.SectionsCache`), else ``make()`` begun in a
+    fork (:attr:`fork`), kept once made."""
+
+    def __init__(self, make, board_digests: dict[str, str]):
+        self.make, self.kept = make, SectionsCache()
+        self.digest = sections_digest(board_digests)
+        self.found = self.kept.get(self.digest)
+        self.fork = start(make) if self.found is None else None
+
+    def result(self) -> tuple[str, list[str]]:
+        if self.found is None:
+            self.found = self.fork.result(died=self.make)
+            self.kept.put(self.digest, self.found)
+        return self.found
 
 
 def _check_measure(tasks: dict, measure: str | None) -> None:

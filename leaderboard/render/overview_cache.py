@@ -1,7 +1,9 @@
 """What the overview keeps between builds: each row's figure on a column's measure and its
-per-query scores as a vector (a rebuild loads the records of new rows only), and the
+per-query scores as a vector (a rebuild loads the records of new rows only), the
 aggregate ranks of the last build by a digest of their inputs (a rebuild whose columns did
-not change draws no resample).
+not change draws no resample), and the first page's overview sections as the last build
+rendered them, by a digest of every board's digest and of the declared benchmarks (a build
+whose boards are all unchanged renders none of the overview's thousands of rows again).
 
 Keyed by the row's record-cache entry name (the results file's state and the validating
 code: a changed file is another name), its key (its identity, which names its label) and the
@@ -14,12 +16,14 @@ A row without an entry name (a record not read through the record cache) is comp
 from __future__ import annotations
 
 import hashlib
+import json
 import pickle
 
 import numpy as np
 
-from statbench.leaderboard.caches.incremental import code_digest
-from statbench.storage.cache_files import keyed_cache_file, read_pickled_dict, write_framed
+from statbench.leaderboard.caches.incremental import code_digest, task_declaration
+from statbench.registry.plugins import get_registry
+from statbench.storage.cache_files import keyed_cache_file, read_framed, read_pickled_dict, write_framed
 
 _MAGIC = b"statbench-overview-columns 3\n"
 
@@ -33,6 +37,7 @@ class ColumnCache:
         self.old = read_pickled_dict(_MAGIC, self.file)
         self.new: dict = {}
         self._qids: dict = {}  #: one tuple per query set: pickled once, however many rows share it
+        self._orders: dict = {}  #: a table's query ids (scored) -> (them sorted, where each comes from)
 
     def column(self, row, label) -> tuple[float | None, tuple[str, ...], np.ndarray, str]:
         """(the row's figure, its query ids sorted, its scores on them) on the measure, and
@@ -44,14 +49,32 @@ class ColumnCache:
         found = self.old.get(name) if name else None
         if found is None:
             aggregate = row.results.aggregate.get(self.measure)
-            scores = row.query_scores(self.measure)
-            qids = tuple(sorted(scores))
-            qids = self._qids.setdefault(qids, qids)
-            found = (None if aggregate is None else aggregate.mean, qids,
-                     np.array([scores[q] for q in qids], dtype=float), label(row))
+            qids, values = self._scores(row)
+            found = (None if aggregate is None else aggregate.mean, qids, values, label(row))
         if name:
             self.new[name] = found
         return found
+
+    def _scores(self, row) -> tuple[tuple[str, ...], np.ndarray]:
+        """The row's query ids with a score on the measure, sorted, and its scores in that order:
+        from its table's column when it has one (no dict of 1,543 queries built per row), else
+        from its per-query scores."""
+        table = row.query_table()
+        if table is None:
+            scores = row.query_scores(self.measure)
+            qids = tuple(sorted(scores))
+            return self._qids.setdefault(qids, qids), np.array([scores[q] for q in qids], dtype=float)
+        if self.measure not in table.labels:
+            return (), np.array([], dtype=float)
+        column = table.values[:, table.labels.index(self.measure)]
+        kept = ~np.isnan(column)
+        ids = tuple(table.qids) if kept.all() else tuple(q for q, k in zip(table.qids, kept) if k)
+        if ids not in self._orders:  # one sort per query order, however many rows share it
+            order = sorted(range(len(ids)), key=ids.__getitem__)
+            qids = tuple(ids[i] for i in order)
+            self._orders[ids] = (self._qids.setdefault(qids, qids), np.array(order, dtype=np.intp))
+        qids, order = self._orders[ids]
+        return qids, column[kept][order]
 
     def save(self) -> None:
         """Keep this build's rows (a write that fails costs the next build the loading)."""
@@ -93,3 +116,52 @@ class RankCache:
     def save(self) -> None:
         if self.new.keys() != self.old.keys():
             write_framed(self.file, _RANKS_MAGIC, pickle.dumps(self.new, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+_SECTIONS_MAGIC = b"statbench-overview-sections 1\n"
+
+
+def sections_digest(board_digests: dict[str, str]) -> str:
+    """What the overview sections are made from: every board, in the boards' order, by its digest
+    (:func:`statbench.leaderboard.caches.incremental.board_digest`: the site's code, its rows'
+    files, the navigation), and every declared benchmark with the declarations of its tasks (a
+    task no board has still names a column)."""
+    registry = get_registry()
+    digest = hashlib.sha256(f"{code_digest()}\0".encode())
+    for bench_id in sorted(registry.benchmarks):
+        bench = registry.benchmarks[bench_id].cls
+        digest.update(f"benchmark\0{bench_id}\0{bench!r}\0".encode())
+        for entry in bench.tasks:
+            digest.update(f"{task_declaration(entry.task)}\0".encode())
+    for name, board in board_digests.items():
+        digest.update(f"board\0{name}\0{board}\0".encode())
+    return digest.hexdigest()
+
+
+class SectionsCache:
+    """The overview sections of the last build (``index_page.overview_sections``: the HTML and the
+    ids of the benchmarks shown) and the digest of what they were made from."""
+
+    def __init__(self):
+        self.file = keyed_cache_file("leaderboard-overview", "sections", prefix="sections-")
+
+    def get(self, digest: str) -> tuple[str, list[str]] | None:
+        """The sections made from the inputs ``digest`` names, or None (none kept for them, or a
+        file that does not verify or does not hold sections)."""
+        found = read_framed(_SECTIONS_MAGIC, self.file)
+        if found is None:
+            return None
+        try:
+            kept = json.loads(found[1])
+        except ValueError:
+            return None
+        if not (isinstance(kept, dict) and kept.get("digest") == digest and isinstance(kept.get("html"), str)
+                and isinstance(kept.get("benchmarks"), list) and all(isinstance(b, str) for b in kept["benchmarks"])):
+            return None
+        return kept["html"], kept["benchmarks"]
+
+    def put(self, digest: str, sections: tuple[str, list[str]]) -> None:
+        """Keep the sections made from ``digest`` (a write that fails costs the next build the rendering)."""
+        html, benchmarks = sections
+        payload = json.dumps({"digest": digest, "html": html, "benchmarks": list(benchmarks)})  # ASCII: any text
+        write_framed(self.file, _SECTIONS_MAGIC, payload.encode("ascii"))
