@@ -1,6 +1,7 @@
 """Rows' scores on a board's ranked measure kept between builds (leaderboard/caches/rankcolumns.py):
 a rebuild reads the scores of the rows it has not ranked before only, gives the ranks a
-build from nothing gives, and a damaged or ill-shaped kept entry is read again."""
+build from nothing gives, and a damaged or ill-shaped kept entry is read again; rows of one query
+order share one tuple of query ids in the file, checked once when read."""
 
 from __future__ import annotations
 
