@@ -24,7 +24,7 @@ import platform
 import shlex
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -65,9 +65,10 @@ from statbench.run.request import (
     output_tag,
 )
 from statbench.run.runcache import split_run_entry
+from statbench.run.splitfork import SplitFork, SplitReport, can_fork, run_processes
 from statbench.run.splitruns import SplitRun, SplitRuns, cacheable_measures, scores_entry, write_split
 from statbench.scoring.evaluation import per_query_scores, score_splits
-from statbench.storage.cache import CacheEntry, cached, take_events
+from statbench.storage.cache import CacheEntry, CacheEvent, cached, take_events
 from statbench.storage.keys import identity_checksum, model_cache_dir
 from statbench.storage.paths import cache_root
 from statbench.terminal.console import IN_RUN_LOG
@@ -133,8 +134,10 @@ class Ranked(SplitRuns):
 
     def __init__(self, runs: list[SplitRun], cache_hits: Mapping[str, str],
                  cached_throughput: Mapping[str, float], timings: Mapping[str, float],
-                 measured: Measured | None = None):
+                 measured: Measured | None = None, events: list[CacheEvent] = ()):
         super().__init__(runs)
+        #: invalid cache entries met while ranking that take_events() no longer holds (a fork's among them)
+        self.events = list(events)
         self.cache_hits = dict(cache_hits)
         self.cached_throughput = dict(cached_throughput)
         self.timings = dict(timings)
@@ -222,7 +225,8 @@ class Run:
             self.say_data_notes(loaded)
             timings = {**loaded.timings, **ranked.timings, "evaluate": evaluate_seconds,
                        "total": time.perf_counter() - started}
-            cache_invalid = [CacheInvalid.from_json(event.as_dict()) for event in take_events()]
+            events = [*ranked.events, *take_events()]
+            cache_invalid = [CacheInvalid.from_json(event.as_dict()) for event in events]
             return self.write(ranked, scores, collector.lines, loaded=loaded, timings=timings,
                               cache_invalid=cache_invalid)
         finally:
@@ -296,9 +300,23 @@ class Run:
                             {split.name: "hit" for split in loaded.splits}, throughput, {})
         else:
             runner = self._split_runner(identity_checksum(loaded.task.identity), loaded.task.data)
-            runs = [runner.split(split) for split in loaded.splits]
-            ranked = Ranked(runs, runner.cache_hits, runner.cached_throughput, runner.timings, runner.measured)
+            runs = runner.splits(loaded.splits, self._fresh_scores(loaded))
+            ranked = Ranked(runs, runner.cache_hits, runner.cached_throughput, runner.timings, runner.measured,
+                            runner.events)
         return ranked
+
+    def _fresh_scores(self, loaded: Loaded) -> Callable[[SplitRun, Split], None] | None:
+        """How a split's per-query scores are cached where none are (by a fork that ranked
+        the split: :meth:`_score` then reads them), or None where they are not cached."""
+        name, measures, qrels = self.info.name, self.info.measures, loaded.summary.qrels
+        if not cacheable_measures(measures):
+            return None
+
+        def score(run: SplitRun, split: Split) -> None:
+            if not scores_entry(name, run, list(split.test), qrels, measures).path.exists():
+                _split_scores(name, run, split, qrels, measures)
+
+        return score
 
     def say_data_notes(self, loaded: Loaded | None = None) -> None:
         """Once the run is scored (a failed run says one line, nothing else): what the
@@ -561,7 +579,13 @@ class _SplitRunner:
         self.cached_throughput: dict[str, float] = {}
         #: latency, index size, queries: measured over the splits computed here
         self.measured = Measured()
+        #: invalid cache entries met while ranking, where a fork's were added (else take_events() has them)
+        self.events: list[CacheEvent] = []
         self._indexed = False  # a zero-shot retriever indexes once, on the first cache miss
+        #: while :meth:`splits` runs: its splits, how to score one, the fork computing some of them
+        self._left: list[Split] | None = None
+        self._score: Callable[[SplitRun, Split], None] | None = None
+        self._fork: SplitFork | None = None
 
     def entry(self, split: Split) -> CacheEntry:
         request = self.request
@@ -572,9 +596,53 @@ class _SplitRunner:
             rerank_depth=request.rerank_depth, depth=self.info.depth, tag=self.tag,
         )
 
-    def split(self, split: Split) -> SplitRun:
+    def splits(self, splits: list[Split], score: Callable[[SplitRun, Split], None] | None = None) -> list[SplitRun]:
+        """Every split's run (:meth:`split`). Once a split computed here has built the index,
+        the later half of the splits left to compute is computed by a forked copy of the run
+        where that is safe and worth it (splitfork.py), and scored there with ``score``
+        (caches a split's per-query scores): the same runs, records and log as one process."""
+        self._left, self._score = list(splits), score
+        try:
+            return [self.split(split, self._fork) for split in splits]
+        finally:
+            if self._fork is not None:  # stopped when this process failed first (else it has finished)
+                self._fork.kill()
+            self._left = self._score = self._fork = None
+
+    def _start_fork(self, current: Split) -> SplitFork | None:
+        """A fork computing the later half of the splits after ``current`` not yet cached, or None."""
+        retriever, left = self.retriever, self._left or []
+        if (current not in left or retriever is None or self.reranker is not None or retriever.trainable
+                or getattr(type(retriever), "fork_search", False) is not True or not can_fork()):
+            return None
+        missing = [split for split in left[left.index(current) + 1:] if not self.entry(split).path.exists()]
+        # this process computes and scores ``current`` and the first half of the others, then
+        # scores the fork's (read from the cache) and writes the output
+        share = {split.name: split for split in missing[len(missing) // 2:]}
+        if not share or run_processes(sum(len(split.test) for split in missing)) < 2:
+            return None
+        score = self._score
+
+        def compute(name: str) -> tuple[bool, Callable[[], None] | None]:
+            """In the fork: the split ranked (and whether it was computed), then how to score it."""
+            self.progress = _no_progress  # no bars drawn by the fork
+            run = self.split(share[name])
+            return self.cache_hits[name] == "miss", (lambda: score(run, share[name])) if score else None
+
+        loggers = list({id(log): log for log in (self.log, logging.getLogger("statbench"))}.values())
+        return SplitFork(list(share), compute, self._measures, loggers)
+
+    def _measures(self) -> SplitReport:
+        measured = self.measured
+        return SplitReport(timings=dict(self.timings), latencies=list(measured.latencies), queries=measured.queries,
+                           batch_size=measured.batch_size)
+
+    def split(self, split: Split, fork: SplitFork | None = None) -> SplitRun:
+        """One split's run: from the cache, computed here, or (``fork`` computed it) read from
+        the cache with what the fork measured and logged for it."""
         entry = self.entry(split)
         built: list[SplitRun] = []
+        report = fork.reports().get(split.name) if fork is not None and fork.takes(split.name) else None
 
         def build(staging: Path) -> None:
             rankings = self._compute(split, staging)
@@ -584,9 +652,18 @@ class _SplitRunner:
         # verified, or built under the entry's lock (an identical run computing this split:
         # wait, then reuse its work)
         cached(entry, build)
-        self.cache_hits[split.name] = "miss" if built else "hit"
+        self.cache_hits[split.name] = "miss" if built or report is not None else "hit"
         if built:
             return built[0]
+        if report is not None:  # the fork's work, said and counted where this process would have
+            self.events += take_events()
+            self.events += fork.replay(report)
+            for step, seconds in report.timings.items():
+                self.timings[step] = self.timings.get(step, 0.0) + seconds
+            self.measured.latencies.extend(report.latencies)
+            self.measured.queries += report.queries
+            self.measured.batch_size = report.batch_size or self.measured.batch_size
+            return SplitRun.read(split.name, entry)
         self.log.info("%s: reusing cached run %s", split.name, entry.path)
         self.cached_throughput.update(_recorded_throughput(entry))
         return SplitRun.read(split.name, entry)
@@ -611,6 +688,8 @@ class _SplitRunner:
                 _timed(timings, "index", lambda: call_plugin(entry, "indexing", lambda: retriever.index(corpus_list, ctx)))
                 self._indexed = True
                 self.measured.add_index(ctx.cache_dir)
+                if self._fork is None and self._left is not None:  # the index is shared: later splits in a fork
+                    self._fork = self._start_fork(split)
             depth = max(self.info.depth, self.request.rerank_depth) if reranker else self.info.depth
             first = self._search(split, queries, depth, ctx, latency=reranker is None)
         else:
@@ -677,6 +756,10 @@ class _SplitRunner:
             stopwords=self.data.stopwords,
             progress=self.progress,
         )
+
+
+def _no_progress(description: str, total: int | None = None):
+    return lambda n=1: None
 
 
 def _owner(entry: Registered) -> str:

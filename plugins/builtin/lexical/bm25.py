@@ -27,6 +27,8 @@ PRESETS = {"default": {}, "bsard": {"k1": 1.0, "b": 0.6}, "gdsr": {"k1": 2.5, "b
 class BM25(LexicalRetriever):
     name = "bm25"
     family = "lexical"
+    #: its search changes nothing the run reads back: splits may be searched in a fork (statbench.run.splitfork)
+    fork_search = True
     description = "BM25 (bm25s, or Lucene with backend=lucene); presets: bsard, gdsr, pyserini"
     default_params = {
         "k1": Param(1.2, "term-frequency saturation", min=0.0),

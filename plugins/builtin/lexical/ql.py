@@ -24,6 +24,8 @@ INDEX_FILE = "index.npz"
 class QueryLikelihood(LexicalRetriever):
     name = "ql"
     family = "lexical"
+    #: its search changes nothing the run reads back: splits may be searched in a fork (statbench.run.splitfork)
+    fork_search = True
     description = "Query likelihood, Dirichlet smoothing (mu configurable; backend=lucene for Lucene's)"
     default_params = {
         "mu": Param(1000.0, "Dirichlet prior (pseudo-count of collection-model words)", above=0.0),

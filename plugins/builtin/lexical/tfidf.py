@@ -18,6 +18,8 @@ from statbench.models.shared.topk import distinct, top_k
 class TfIdf(LexicalRetriever):
     name = "tfidf"
     family = "lexical"
+    #: its search changes nothing the run reads back: splits may be searched in a fork (statbench.run.splitfork)
+    fork_search = True
     description = "TF-IDF cosine (smoothed idf, L2-normalised, as scikit-learn's defaults)"
     default_params = {"sublinear_tf": Param(False, "replace tf by 1 + ln(tf)"), **SEGMENTER_PARAM}
 
