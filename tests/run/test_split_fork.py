@@ -86,6 +86,18 @@ def compare(stard_dir, tmp_path, monkeypatch, forks, **more):
     return one, two, alone, forked, efficiency
 
 
+def errors_alone_and_forked(stard_dir, tmp_path, monkeypatch) -> list[str]:
+    """The one-line errors of a run in one process, then of the same run with a fork; neither
+    leaves an output folder."""
+    errors = []
+    for workers, name in ((1, "alone"), (2, "forked")):
+        with pytest.raises(StatbenchError) as caught:
+            run_once(stard_dir, tmp_path / name, monkeypatch, workers)
+        errors.append(str(caught.value))
+        assert not (tmp_path / name).exists()
+    return errors
+
+
 def test_a_fork_ranks_later_splits_and_the_run_is_one_process_s(stard_dir, tmp_path, monkeypatch, forks):
     one, two, alone, forked, efficiency = compare(stard_dir, tmp_path, monkeypatch, forks)
     assert forks == [["fold-4", "fold-5"]]  # after fold-1 built the index: the later half of the four left
@@ -156,12 +168,7 @@ def test_a_model_error_in_a_fork_s_split_is_raised_as_in_one_process(stard_dir, 
         return original(self, queries, k, ctx)
 
     monkeypatch.setattr(BM25, "search", fails_on_the_last_fold)
-    errors = []
-    for workers, name in ((1, "alone"), (2, "forked")):
-        with pytest.raises(StatbenchError) as caught:
-            run_once(stard_dir, tmp_path / name, monkeypatch, workers)
-        errors.append(str(caught.value))
-        assert not (tmp_path / name).exists()
+    errors = errors_alone_and_forked(stard_dir, tmp_path, monkeypatch)
     assert forks == [["fold-4", "fold-5"]]
     assert errors[1] == errors[0] and "index lost" in errors[0] and "fold-5" in errors[0]
 
@@ -276,12 +283,7 @@ def test_a_scoring_error_is_raised_where_one_process_raises_it(stard_dir, tmp_pa
     ranked: list[str] = []
     check = Run.check_ranked
     monkeypatch.setattr(Run, "check_ranked", lambda self, *args: (ranked.append("checked"), check(self, *args))[1])
-    errors = []
-    for workers, name in ((1, "alone"), (2, "forked")):
-        with pytest.raises(StatbenchError) as caught:
-            run_once(stard_dir, tmp_path / name, monkeypatch, workers)
-        errors.append(str(caught.value))
-        assert not (tmp_path / name).exists()
+    errors = errors_alone_and_forked(stard_dir, tmp_path, monkeypatch)
     assert forks == [["fold-4", "fold-5"]]
     assert errors[0] == errors[1] == "ir-measures cannot compute 'R@5': ValueError: broken"
     assert ranked == ["checked", "checked"]  # raised after the ranking's checks, in both (the fork's failure unsaid)
