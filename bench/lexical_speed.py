@@ -158,7 +158,8 @@ def median_run(runs: list[dict]) -> dict:
 
 
 def table(results: list[dict], args) -> str:
-    from statbench.models.lexical.analysis import analysis_workers, usable_cpus
+    from statbench.api import usable_cpus
+    from statbench.models.lexical.analysis import analysis_workers
 
     base = next(r for r in results if r["backend"] == "bm25s")
     first = results[0]

@@ -63,6 +63,7 @@ from statbench.loading.mteb_names import mteb_language, mteb_metadata, registere
 from statbench.loading.splits import carve_dev, kfold_assignment, kfold_splits
 from statbench.loading.taskdef import DefinedTask
 from statbench.registry.hookspecs import hookimpl
+from statbench.run.processes import ForkedChild, can_fork, configured_workers, usable_cpus
 from statbench.scoring.measures import CustomMeasure
 from statbench.storage import model_recipes
 from statbench.storage.cache import MANIFEST, CacheEntry, cached
@@ -108,6 +109,8 @@ __all__ = [
     "mteb_language", "mteb_metadata", "registered_meta",
     # network waits and long work
     "call_within", "DeadlinePassed", "bound_from_env", "warn_if_long",
+    # worker processes: how many (STATBENCH_WORKERS, the usable CPUs), whether forking is safe
+    "usable_cpus", "configured_workers", "can_fork", "ForkedChild",
     # the built-in lexical models' text analysis (their tokens, for a plugin's own scoring)
     "Analyzer", "SEGMENTER_PARAM", "primary_language",
 ]

@@ -17,15 +17,10 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 
+from statbench.run.processes import usable_cpus
+
 #: below this many items a fork (a few milliseconds) is not worth it
 MIN_ITEMS = 16
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def processes() -> int:
@@ -34,7 +29,7 @@ def processes() -> int:
     forks are unwelcome). The validating workers of a cold build (.collect) count the same."""
     if os.environ.get("STATBENCH_BUILD_PROCESSES", "").strip() == "1":
         return 1
-    return min(2, _cores())
+    return min(2, usable_cpus())
 
 
 def _parallel() -> bool:

@@ -57,6 +57,7 @@ from statbench.results.record import (
 )
 from statbench.run.efficiency import Measured, SharedProgress, batches, peak_mark
 from statbench.run.outputs import OutputSet
+from statbench.run.processes import can_fork
 from statbench.run.request import (
     RunRequest,
     _typed_params,
@@ -65,7 +66,7 @@ from statbench.run.request import (
     output_tag,
 )
 from statbench.run.runcache import split_run_entry
-from statbench.run.splitfork import SplitFork, SplitReport, can_fork, run_processes
+from statbench.run.splitfork import SplitFork, SplitReport, run_processes
 from statbench.run.splitruns import SplitRun, SplitRuns, cacheable_measures, scores_entry, write_split
 from statbench.scoring.evaluation import per_query_scores, score_splits
 from statbench.storage.cache import CacheEntry, CacheEvent, cached, take_events

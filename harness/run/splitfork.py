@@ -22,7 +22,6 @@ from __future__ import annotations
 import logging
 import os
 import pickle
-import signal
 import sys
 import tempfile
 import warnings
@@ -30,11 +29,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from statbench.errors import StatbenchError
+from statbench.run.processes import ForkedChild, configured_workers, usable_cpus
 from statbench.storage.cache import CacheEvent, take_events
 
-#: Loaded, these make forking unsafe: their native threads (or a JVM's) may hold locks.
-FORK_UNSAFE = ("torch", "jnius", "jpype", "tensorflow", "jax", "ray", "onnxruntime")
 #: below this many test queries left, a fork (a few milliseconds, a second process's memory) is not worth it
 MIN_QUERIES = 500
 REPORT = "report.pkl"
@@ -58,19 +55,10 @@ class SplitReport:
 def run_processes(queries_left: int) -> int:
     """Processes for the remaining splits: ``STATBENCH_WORKERS`` (more than 2 counts as 2),
     else 2 where this process may use two CPUs and ``queries_left`` is worth it, else 1."""
-    configured = os.environ.get("STATBENCH_WORKERS", "").strip()
-    if configured:
-        try:
-            return max(1, min(2, int(configured)))
-        except ValueError:
-            raise StatbenchError(f"STATBENCH_WORKERS={configured!r}: expected a whole number") from None
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return 2 if cpus > 1 and queries_left >= MIN_QUERIES else 1
-
-
-def can_fork() -> bool:
-    """Whether this process may fork (see the module's docstring)."""
-    return hasattr(os, "fork") and not any(name in sys.modules for name in FORK_UNSAFE)
+    configured = configured_workers()
+    if configured is not None:
+        return max(1, min(2, configured))
+    return 2 if usable_cpus() > 1 and queries_left >= MIN_QUERIES else 1
 
 
 class _Capture(logging.Handler):
@@ -87,7 +75,7 @@ class _Capture(logging.Handler):
         self.records.append((self.number, {**fields, "msg": record.getMessage(), "args": None}))
 
 
-class SplitFork:
+class SplitFork(ForkedChild):
     """A forked copy of the run computing the splits ``names`` with ``compute(name)`` (whether
     it computed the split or found it in the cache, and what scores it, or None), one report
     per split it computed (:meth:`reports`).
@@ -100,7 +88,6 @@ class SplitFork:
         self.names = frozenset(names)
         self._loggers = loggers
         self._reports: dict[str, SplitReport] | None = None
-        self.code: int | None = None
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
         with warnings.catch_warnings():
@@ -175,19 +162,9 @@ class SplitFork:
             self._loggers[number].callHandlers(logging.makeLogRecord(fields))
         return [CacheEvent(entry, reason) for entry, reason in report.events]
 
-    def wait(self) -> int:
-        if self.code is None:
-            self.code = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
-        return self.code
-
     def kill(self) -> None:
         """Stop the fork (when this process fails first); what it wrote is verified or rebuilt when read."""
-        if self.code is None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.wait()
+        super().kill()
         if self._reports is None:
             self._reports = {}
             self._folder.cleanup()

@@ -55,6 +55,7 @@ from statbench.loading.load import load_task, start_task
 from statbench.loading.pools import pool_files
 from statbench.registry.plugins import get_registry
 from statbench.results.record import EvaluatedRun, parse_strict
+from statbench.run.processes import usable_cpus
 from statbench.scoring import evaluate_file
 from statbench.scoring.evaluate_file import ScoringTask, evaluate_rankings
 from statbench.storage.cache import cached
@@ -349,7 +350,7 @@ class Verifier:
         verified whose run file and local data are at hand (its claims are not trusted: the
         run is hashed and scored as it is; each row is verified afterwards, from the cache)."""
         self._ahead_started = True
-        workers = self.workers if self.workers is not None else _cores()
+        workers = self.workers if self.workers is not None else usable_cpus()
         if self.ahead is None or workers < 2:
             return
         done = {current.resolve(), *(path.resolve() for path, _ in self.outcomes)}
@@ -437,13 +438,6 @@ def _fill(entry, scoring, run: _RunFile, split_names: list[str], log, before=Non
     cached(entry, build)
     return bool(built)
 
-def _cores() -> int:
-    import os
-
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 @dataclass(frozen=True)
 class _AheadTask:

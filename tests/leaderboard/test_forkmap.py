@@ -19,7 +19,7 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this
 
 @pytest.fixture(autouse=True)
 def two_cores(monkeypatch):
-    monkeypatch.setattr(forkmap, "_cores", lambda: 2)
+    monkeypatch.setattr(forkmap, "usable_cpus", lambda: 2)
     monkeypatch.delenv("STATBENCH_BUILD_PROCESSES", raising=False)
 
 
@@ -57,7 +57,7 @@ def test_few_items_or_one_process_asked_stay_here(monkeypatch):
     monkeypatch.setenv("STATBENCH_BUILD_PROCESSES", "1")
     made, _ = split_map(lambda i: os.getpid(), range(200))
     assert set(made) == {parent}
-    monkeypatch.setattr(forkmap, "_cores", lambda: 1)
+    monkeypatch.setattr(forkmap, "usable_cpus", lambda: 1)
     monkeypatch.delenv("STATBENCH_BUILD_PROCESSES")
     assert set(split_map(lambda i: os.getpid(), range(200))[0]) == {parent}
 

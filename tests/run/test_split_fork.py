@@ -14,8 +14,8 @@ import pytest
 
 from statbench.errors import StatbenchError
 from statbench.models.lexical.bm25 import BM25
+from statbench.run import processes, splitfork
 from statbench.run import runner as runner_module
-from statbench.run import splitfork
 from statbench.run.request import RunRequest
 from statbench.run.runner import Run, _SplitRunner
 
@@ -213,7 +213,7 @@ def test_no_fork_where_it_could_change_a_figure_or_is_switched_off(stard_dir, tm
     if why == "one worker":
         workers = 1
     elif why == "fork-unsafe module":
-        monkeypatch.setattr(runner_module, "can_fork", splitfork.can_fork)
+        monkeypatch.setattr(runner_module, "can_fork", processes.can_fork)
         monkeypatch.setitem(sys.modules, "jnius", object())  # pyserini's JVM bridge
     elif why == "not declared":  # a retriever's search may change what the run reads back (stats)
         monkeypatch.setattr(BM25, "fork_search", False)
@@ -234,14 +234,6 @@ def _with_reranker(start_fork):
             self.reranker = saved
 
     return with_reranker
-
-
-def test_can_fork_unless_a_module_with_threads_of_its_own_is_loaded(monkeypatch):
-    for name in splitfork.FORK_UNSAFE:  # earlier tests of a whole session may have loaded some
-        monkeypatch.delitem(sys.modules, name, raising=False)
-    assert splitfork.can_fork() == hasattr(os, "fork")
-    monkeypatch.setitem(sys.modules, "torch", object())
-    assert not splitfork.can_fork()
 
 
 def test_workers_must_be_a_number(monkeypatch):

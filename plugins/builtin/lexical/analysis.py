@@ -12,16 +12,15 @@ TF-IDF on the same task tokenise the corpus once.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Sequence
 
 from statbench.api import SEGMENTER_PARAM as SEGMENTER
-from statbench.api import Analyzer, CacheEntry, StatbenchError, ids_digest
+from statbench.api import Analyzer, CacheEntry, StatbenchError, can_fork, configured_workers, ids_digest, usable_cpus
 from statbench.models.lexical.tokenized import TokenizedCorpus
 from statbench.models.shared.artefacts import load_or_build
 
-__all__ = ["SEGMENTER_PARAM", "analyse_texts", "tokenize_corpus", "analysis_workers", "usable_cpus"]
+__all__ = ["SEGMENTER_PARAM", "analyse_texts", "tokenize_corpus", "analysis_workers"]
 
 TOKENS_FILE = "tokens.pkl"
 #: The tokens entry's layout (a TokenizedCorpus; entries of token lists were another layout).
@@ -35,22 +34,10 @@ def analysis_workers(n_texts: int) -> int:
     """Processes for analysing a corpus: ``STATBENCH_WORKERS``, else every CPU this process
     may use, but one for corpora under 20,000 texts (where a worker that cannot be forked,
     ~0.7 s of CPU to start, would gain little)."""
-    configured = os.environ.get("STATBENCH_WORKERS", "").strip()
-    if configured:
-        try:
-            workers = int(configured)
-        except ValueError:
-            raise StatbenchError(f"STATBENCH_WORKERS={configured!r}: expected a whole number") from None
-    elif n_texts < 20_000:
-        workers = 1
-    else:
-        workers = usable_cpus()
+    workers = configured_workers()
+    if workers is None:
+        workers = 1 if n_texts < 20_000 else usable_cpus()
     return max(1, min(workers, n_texts))
-
-
-def usable_cpus() -> int:
-    """CPUs this process may run on (its affinity mask, not the machine's count)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def analyse_texts(analyzer: Analyzer, texts: Sequence[str], advance=lambda n=1: None,
@@ -87,7 +74,6 @@ def _analyse_in_processes(analyzer: Analyzer, texts: Sequence[str], block: int, 
         Part,
         Spawned,
         analyse_blocks,
-        can_fork,
         write_input,
     )
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import mmap
 import os
 import pickle
-import signal
 import subprocess
 import sys
 import traceback
@@ -34,9 +33,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from statbench.api import ForkedChild
+
 TEXTS, OFFSETS, SETUP, CLAIMS = "texts.bin", "offsets.npy", "setup.pkl", "claims"
-#: Loaded, these make forking unsafe: their native threads (or a JVM's) may hold locks.
-FORK_UNSAFE = ("torch", "jnius", "jpype", "tensorflow", "jax", "ray", "onnxruntime")
 
 
 @dataclass
@@ -137,16 +136,10 @@ class _Texts:
         return [data[offsets[i]:offsets[i + 1]].decode("utf-8", "surrogatepass") for i in range(start, end)]
 
 
-def can_fork() -> bool:
-    """Whether workers may be forked from this process (see the module's docstring)."""
-    return hasattr(os, "fork") and not any(name in sys.modules for name in FORK_UNSAFE)
-
-
-class Forked:
+class Forked(ForkedChild):
     """A worker forked from this process: it analyses ``texts`` from memory."""
 
     def __init__(self, analyzer, texts: Sequence[str], block: int, folder: Path, number: int):
-        self.code: int | None = None
         self.err = folder / f"err-{number}"
         with warnings.catch_warnings():
             # Python >= 3.12 warns of any thread; numpy's BLAS pool is fork-safe (pthread_atfork)
@@ -167,19 +160,6 @@ class Forked:
 
     def go(self) -> None:
         pass
-
-    def wait(self) -> int:
-        if self.code is None:
-            self.code = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
-        return self.code
-
-    def kill(self) -> None:
-        if self.code is None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.wait()
 
 
 class Spawned:

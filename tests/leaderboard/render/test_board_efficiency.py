@@ -342,7 +342,7 @@ def test_validating_in_workers_gives_what_one_process_gives(tmp_path, monkeypatc
     (root / "toy" / "broken").mkdir()
     (root / "toy" / "broken" / "results.json").write_text('{"schema_version": 1}', encoding="utf-8")
     (root / "toy" / "summary.json").write_text('{"runs": 3}', encoding="utf-8")
-    monkeypatch.setattr(forkmap, "_cores", lambda: 2)
+    monkeypatch.setattr(forkmap, "usable_cpus", lambda: 2)
     monkeypatch.setattr(collect_module, "PARALLEL_MIN", 1)
     parallel = collect_module.collect(root, records=RecordCache(tmp_path / "a"))
     monkeypatch.setattr(collect_module, "PARALLEL_MIN", 10**9)
@@ -424,7 +424,7 @@ def test_no_worker_processes_to_be_had_validates_in_this_process(tmp_path, monke
         raise OSError("no semaphores here")
 
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", refused)
-    monkeypatch.setattr(forkmap, "_cores", lambda: 2)
+    monkeypatch.setattr(forkmap, "usable_cpus", lambda: 2)
     monkeypatch.setattr(collect_module, "PARALLEL_MIN", 1)
     got = collect_module.collect(root, records=RecordCache(tmp_path / "records"))
     plain = collect_module.collect(root)

@@ -385,7 +385,7 @@ def test_a_build_split_with_a_fork_equals_one_process(tmp_path, monkeypatch):
     added (records loaded in the child), with the tests run meanwhile."""
     from statbench.leaderboard import forkmap
 
-    monkeypatch.setattr(forkmap, "_cores", lambda: 2)
+    monkeypatch.setattr(forkmap, "usable_cpus", lambda: 2)
     forks = record_forks(monkeypatch)
     results = tmp_path / "results"
     write_many(results, 60)
@@ -420,7 +420,7 @@ def test_tests_split_in_two_halves_give_the_figures_of_one_call(tmp_path, monkey
     write_many(tmp_path / "results", 40)
     rows = collect(tmp_path / "results").boards["toy"]
     base = task_page.pick_baseline(rows, "bm25")
-    monkeypatch.setattr(forkmap, "_cores", lambda: 2)
+    monkeypatch.setattr(forkmap, "usable_cpus", lambda: 2)
     forks = record_forks(monkeypatch)
     monkeypatch.setattr(task_page, "SPLIT_TESTS", 4)
     monkeypatch.setenv("STATBENCH_CACHE", str(tmp_path / "split"))
@@ -439,7 +439,7 @@ def test_a_build_that_fails_waits_for_its_forks_and_leaves_the_old_site(tmp_path
     from statbench.leaderboard import forkmap
     from statbench.leaderboard.render import build
 
-    monkeypatch.setattr(forkmap, "_cores", lambda: 2)
+    monkeypatch.setattr(forkmap, "usable_cpus", lambda: 2)
     results = tmp_path / "results"
     write_many(results, 30)
     write_sample(results / "sample")

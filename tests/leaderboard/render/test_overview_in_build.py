@@ -36,7 +36,7 @@ def test_the_overview_made_in_a_fork_is_the_one_made_in_one_process(tmp_path, mo
     from statbench.leaderboard import forkmap
 
     write_mini(tmp_path / "results")
-    monkeypatch.setattr(forkmap, "_cores", lambda: 2)
+    monkeypatch.setattr(forkmap, "usable_cpus", lambda: 2)
     forked = _mini_index(tmp_path, "forked")
     monkeypatch.setenv("STATBENCH_BUILD_PROCESSES", "1")
     monkeypatch.setenv("STATBENCH_CACHE", str(tmp_path / "fresh"))
@@ -50,7 +50,7 @@ def test_a_fork_that_dies_making_the_overview_has_it_made_here(tmp_path, monkeyp
     from statbench.leaderboard.render import build
 
     write_mini(tmp_path / "results")
-    monkeypatch.setattr(forkmap, "_cores", lambda: 2)
+    monkeypatch.setattr(forkmap, "usable_cpus", lambda: 2)
     expected = _mini_index(tmp_path, "first")
     parent, real = os.getpid(), build.overview_sections
 

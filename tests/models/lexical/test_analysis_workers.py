@@ -17,7 +17,7 @@ from lexical_fixtures import context
 from statbench.api import Document, Query
 from statbench.data.analysis import _nfkc
 from statbench.errors import StatbenchError
-from statbench.models.lexical import analysis_worker
+from statbench.models.lexical import analysis, analysis_worker
 from statbench.models.lexical.analysis import Analyzer, _merge, analyse_texts, tokenize_corpus
 from statbench.models.lexical.analysis_worker import CLAIMS, Part
 from statbench.models.lexical.bm25 import BM25
@@ -118,7 +118,7 @@ def test_worker_processes_give_the_tokens_and_ids_of_one_process(monkeypatch, la
     one = analyse_texts(Analyzer(language), texts, compact=True)
     assert one.lists() == [plain_analysis(Analyzer(language), text) for text in texts]
     monkeypatch.setenv("STATBENCH_WORKERS", workers)
-    monkeypatch.setattr(analysis_worker, "can_fork", lambda: fork)
+    monkeypatch.setattr(analysis, "can_fork", lambda: fork)
     odd_blocks_here(monkeypatch)
     advanced = []
     many = analyse_texts(Analyzer(language), texts, lambda n=1: advanced.append(n), compact=True)
@@ -128,23 +128,13 @@ def test_worker_processes_give_the_tokens_and_ids_of_one_process(monkeypatch, la
     assert many.offsets.tolist() == one.offsets.tolist()
 
 
-def test_fork_only_where_no_native_threads_or_vm_are_loaded(monkeypatch):
-    import sys
-
-    for name in analysis_worker.FORK_UNSAFE:  # earlier tests of a whole session may have loaded some
-        monkeypatch.delitem(sys.modules, name, raising=False)
-    assert analysis_worker.can_fork() == hasattr(os, "fork")
-    monkeypatch.setitem(sys.modules, "jnius", object())  # pyserini's JVM bridge
-    assert not analysis_worker.can_fork()
-
-
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
 def test_a_forked_worker_that_fails_is_reported_with_its_traceback(monkeypatch):
     def disk_full(self, path):
         raise OSError("No space left on device")
 
     monkeypatch.setenv("STATBENCH_WORKERS", "2")
-    monkeypatch.setattr(analysis_worker, "can_fork", lambda: True)  # even when earlier tests loaded torch
+    monkeypatch.setattr(analysis, "can_fork", lambda: True)  # even when earlier tests loaded torch
     monkeypatch.setattr(analysis_worker.Part, "save", disk_full)  # only workers save a part
     with pytest.raises(StatbenchError, match=r"(?s)an analysis worker failed \(exit 1; STATBENCH_WORKERS=1 analyses "
                        r"in this process\):\nTraceback.*OSError: No space left on device"):

@@ -43,9 +43,9 @@ def test_worker_processes_analyse_like_this_process(monkeypatch):
     assert analyse_texts(Analyzer("fr"), texts, lambda n=1: advanced.append(n)) == serial
     assert sum(advanced) == len(texts)
     assert analyse_texts(Analyzer("fr"), []) == []
-    from statbench.models.lexical import analysis_worker
+    from statbench.models.lexical import analysis
 
-    monkeypatch.setattr(analysis_worker, "can_fork", lambda: False)  # fresh interpreters...
+    monkeypatch.setattr(analysis, "can_fork", lambda: False)  # fresh interpreters...
     monkeypatch.setattr(sys, "executable", "/bin/false")  # ...that die
     with pytest.raises(StatbenchError, match=r"an analysis worker failed \(exit 1; STATBENCH_WORKERS=1"):
         analyse_texts(Analyzer("fr"), texts)
