@@ -72,6 +72,29 @@ def run_stard_outputs(root: Path, param_lists) -> Path:
     return root
 
 
+#: a submission card's options for `statbench submit` (a local run, no training data)
+SUBMIT_CARD = ["--local", "--training-data", "none", "--hardware", "2 CPU cores", "--licence", "MIT",
+               "--author", "Ada Lab"]
+
+
+def submitted_repository(root: Path, made: Path) -> Path:
+    """A results repository at ``root`` holding two submissions of :func:`run_stard_outputs`'s
+    runs in ``made`` (made with ``[]`` and ``["--param", "k1=0.9"]``): bm25 at its defaults,
+    no test query seen, and bm25 k1=0.9, whose card declares that test queries were seen."""
+    from click.testing import CliRunner
+
+    from statbench.commands.cli import cli
+    from statbench.leaderboard.repo.submission import write_repository_marker
+
+    root.mkdir()
+    write_repository_marker(root)
+    outputs = made / "statbench-output" / "stard"
+    for folder, seen in (("bm25", "--no-test-queries-seen"), ("bm25,k1=0.9", "--test-queries-seen")):
+        result = CliRunner().invoke(cli, ["submit", str(outputs / folder), "--to", str(root), *SUBMIT_CARD, seen])
+        assert result.exit_code == 0, result.output
+    return root
+
+
 def edit_results(folder: Path, change) -> None:
     """Change an output set's results.json in place (``change``: a function of the parsed object)."""
     path = folder / "results.json"

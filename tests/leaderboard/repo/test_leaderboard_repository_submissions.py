@@ -14,14 +14,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fixture_data import run_stard_outputs
+from fixture_data import run_stard_outputs, submitted_repository
 
 from statbench.commands.cli import cli
-from statbench.leaderboard.repo.submission import write_repository_marker
 from statbench.leaderboard.reproduce.verdicts import Verdict, now, submission_digest, this_environment, write_verdict
-
-CARD = ["--local", "--training-data", "none", "--hardware", "2 CPU cores", "--licence", "MIT",
-        "--author", "Ada Lab"]
 
 
 @pytest.fixture(scope="module")
@@ -32,14 +28,7 @@ def made(tmp_path_factory) -> Path:
 @pytest.fixture
 def repo(made, tmp_path) -> Path:
     """bm25 at its defaults, and bm25 k1=0.9 whose card declares that test queries were seen."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    write_repository_marker(root)
-    outputs = made / "statbench-output" / "stard"
-    for folder, seen in (("bm25", "--no-test-queries-seen"), ("bm25,k1=0.9", "--test-queries-seen")):
-        result = CliRunner().invoke(cli, ["submit", str(outputs / folder), "--to", str(root), *CARD, seen])
-        assert result.exit_code == 0, result.output
-    return root
+    return submitted_repository(tmp_path / "repo", made)
 
 
 def build(repo: Path, made: Path, out: Path, *extra):

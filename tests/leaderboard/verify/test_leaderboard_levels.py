@@ -12,18 +12,14 @@ from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
-from fixture_data import run_stard_outputs
+from fixture_data import run_stard_outputs, submitted_repository
 
 from statbench.commands.cli import cli
 from statbench.leaderboard.render.provenance import reproduce_command, reproduce_line, source_words
 from statbench.leaderboard.repo.source import DistSource, SourceRecord
-from statbench.leaderboard.repo.submission import write_repository_marker
 from statbench.leaderboard.sample import make_results
 from statbench.leaderboard.verify.levels import REPRODUCED, RESCORED, SELF_REPORTED, level_of
 from statbench.results.record import Results
-
-CARD = ["--local", "--training-data", "none", "--hardware", "2 CPU cores", "--licence", "MIT",
-        "--author", "Ada Lab"]
 
 
 def verification(status, reason=None):
@@ -66,14 +62,7 @@ def made(tmp_path_factory) -> Path:
 def repo(made, tmp_path) -> Path:
     """A results repository: bm25 at its defaults (no test query seen) and bm25 k1=0.9,
     whose card declares that test queries were seen."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    write_repository_marker(root)
-    outputs = made / "statbench-output" / "stard"
-    for folder, seen in (("bm25", "--no-test-queries-seen"), ("bm25,k1=0.9", "--test-queries-seen")):
-        result = CliRunner().invoke(cli, ["submit", str(outputs / folder), "--to", str(root), *CARD, seen])
-        assert result.exit_code == 0, result.output
-    return root
+    return submitted_repository(tmp_path / "repo", made)
 
 
 def build(repo: Path, made: Path, out: Path, *extra):
