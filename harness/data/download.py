@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import threading
-import urllib.request
 from pathlib import Path
 
 from statbench.data.atomic import atomic_open
@@ -43,6 +42,10 @@ def download_bound() -> float:
 
 
 def _download(url: str, dest: Path, sha256: str | None, timeout: float, cancelled: threading.Event) -> Path:
+    # urllib.request brings http.client, ssl and email (~15 ms): paid by a download, not by
+    # every run that imports a task or a model
+    import urllib.request
+
     digest = hashlib.sha256()
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response, atomic_open(dest, "wb") as out:

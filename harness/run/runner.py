@@ -35,7 +35,7 @@ from statbench.contract.params import applicable_params
 from statbench.contract.records import Ranking, Split, TaskData
 from statbench.contract.task import Task
 from statbench.data.atomic import atomic_open, write_json, write_text
-from statbench.data.checksum import bytes_sha256, file_sha256
+from statbench.data.checksum import file_sha256
 from statbench.data.dataio import read_json
 from statbench.data.runfile import order_ranking, write_qrels, write_run
 from statbench.errors import StatbenchError, UnknownNameError
@@ -69,6 +69,7 @@ from statbench.run.runcache import split_run_entry
 from statbench.run.splitfork import SplitFork, SplitReport, run_processes
 from statbench.run.splitruns import SplitRun, SplitRuns, cacheable_measures, scores_entry, write_split
 from statbench.scoring.evaluation import per_query_scores, score_splits
+from statbench.scoring.ir_measures_version import ir_measures_version
 from statbench.storage.cache import CacheEntry, CacheEvent, cached, take_events
 from statbench.storage.keys import identity_checksum, model_cache_dir
 from statbench.storage.paths import cache_root
@@ -421,10 +422,8 @@ class Run:
         summary = loaded.summary
         with self.outputs.staged() as staging:
             if isinstance(rankings, SplitRuns):  # the verified bytes of the splits' runs, nothing re-formatted
-                run_bytes = rankings.output_bytes()
                 with atomic_open(staging / "run.trec", "wb", encoding=None) as handle:
-                    handle.write(run_bytes)
-                run_sha256 = bytes_sha256(run_bytes)
+                    run_sha256 = rankings.write_output(handle)
             else:
                 write_run(staging / "run.trec", rankings, output_tag(request))
                 run_sha256 = _file_sha256(staging / "run.trec")
@@ -802,12 +801,10 @@ def _json_value(value) -> bool:
 
 
 def _environment() -> dict[str, str]:
-    import ir_measures
-
     return {
         "python": platform.python_version(),
         "platform": platform.platform(),
-        "ir_measures": ir_measures.__version__,
+        "ir_measures": ir_measures_version(),
         **_accelerator(),
     }
 

@@ -27,10 +27,10 @@ import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Iterator
+from typing import BinaryIO, Iterator
 
 from statbench.contract.records import Measure, Qrels, Ranking
-from statbench.data.checksum import bytes_sha256
+from statbench.data.checksum import bytes_sha256, chunks_sha256
 from statbench.data.runfile import run_tag, strictly_decreasing_at_float32
 from statbench.scoring.measures import is_custom, parse_measure
 from statbench.storage.cache import CacheChanged, CacheEntry
@@ -113,7 +113,7 @@ class SplitRun:
 
 class SplitRuns(Mapping):
     """The runs of a run's splits: a mapping query id -> ranking (parsed on demand) that can
-    also give the output run's bytes (:meth:`output_bytes`) without formatting anything.
+    also write the output run (:meth:`write_output`) without formatting anything.
     A query tested by two splits takes the later split's ranking, as ``dict.update`` would."""
 
     def __init__(self, runs: list[SplitRun]):
@@ -132,12 +132,20 @@ class SplitRuns(Mapping):
     def __len__(self) -> int:
         return len(self._owner)
 
-    def output_bytes(self) -> bytes:
-        """The whole run as :func:`statbench.data.runfile.write_run` would write it."""
+    def write_output(self, handle: BinaryIO) -> str:
+        """Write the whole run to ``handle`` as :func:`statbench.data.runfile.write_run`
+        would, block by block (the run is never joined into one more copy in memory); its
+        sha256."""
         blocks: dict[str, memoryview] = {}
         for run in self.runs:
             blocks.update(run.blocks())
-        return b"".join(blocks[qid] for qid in sorted(blocks))
+
+        def written() -> Iterator[memoryview]:
+            for qid in sorted(blocks):
+                handle.write(blocks[qid])
+                yield blocks[qid]
+
+        return chunks_sha256(written())
 
 
 def check_split_run(entry: CacheEntry) -> str | None:

@@ -13,6 +13,7 @@ from statbench.data.runfile import order_ranking, strictly_decreasing_at_float32
 from statbench.errors import StatbenchError
 from statbench.results.record import MeanStd, MeasureRecord, RunScores, SplitScores
 from statbench.scoring.breakdowns import breakdown_groups
+from statbench.scoring.ir_measures_version import check_imported
 from statbench.scoring.measures import is_custom, parse_measure
 
 PerQuery = dict[str, dict[str, float]]
@@ -39,6 +40,7 @@ def per_query_scores(
     that cannot count."""
     import ir_measures
 
+    check_imported(ir_measures)
     qids = [q for q in qids if q in qrels]
     scores: PerQuery = {qid: {m.label: 0.0 for m in measures} for qid in qids}
     parsed = [(m, parse_measure(m.ir_measure)) for m in measures]

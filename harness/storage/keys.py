@@ -40,6 +40,7 @@ from statbench.data.checksum import (
     records_digest,
     text_sha256,
 )
+from statbench.scoring.ir_measures_version import ir_measures_version
 from statbench.storage.cache import CacheEntry
 from statbench.storage.paths import cache_root
 from statbench.storage.weights import fingerprint
@@ -414,8 +415,6 @@ def split_scores_entry(task_name: str, run_sha256: str, test: list[str], qrels, 
     """The entry (kind ``split-scores``) of one split's per-query scores: keyed by the sha256
     of the split's run, the judgements of its test queries, the measures and the versions of
     the harness and ir-measures."""
-    import ir_measures
-
     judged = {q: qrels[q] for q in test if q in qrels}
     key = {
         "format": SCORES_FORMAT_VERSION,
@@ -423,7 +422,7 @@ def split_scores_entry(task_name: str, run_sha256: str, test: list[str], qrels, 
         "test": list(test),
         "qrels": json_sha256(judged),
         "measures": [[m.label, m.ir_measure] for m in measures],
-        "versions": [__version__, ir_measures.__version__],
+        "versions": [__version__, ir_measures_version()],
         # the queries scored: a scores file is checked to hold these, each on every measure
         "judged": sorted(judged),
     }
