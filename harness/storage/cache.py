@@ -12,7 +12,11 @@ the configuration it was built from, and the size and sha256 of every file in it
   writer's seal stands in for the costly part of that check (see :meth:`CacheEntry.verify`).
 - **Write**: :meth:`CacheEntry.build` holds a cross-process lock (``filelock``) per entry,
   so two identical runs started together build it once: the second waits, then reuses it.
-  Staging folders left by a killed process are removed under that lock.
+  Staging folders left by a killed process are removed under that lock. Nothing is synced
+  to disk (``fsync``; a cold STARD run wrote ~50 of them, ~0.3 s of waiting): every read
+  hashes every file against the manifest, so an entry a crash left short, empty or without
+  its manifest is found invalid and rebuilt, never used (the run's published outputs,
+  :mod:`statbench.data.atomic`, are synced).
 
 Use :func:`cached` for the common "load it, or build it under the lock" pattern.
 """
@@ -30,7 +34,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from statbench.data.atomic import fsync_dir
 from statbench.data.checksum import bytes_sha256, canonical_json, file_sha256, json_sha256
 from statbench.errors import StatbenchError
 
@@ -233,7 +236,6 @@ class CacheEntry:
             self._seal(staging)
             self.discard()
             os.replace(staging, self.path)
-            fsync_dir(self.path.parent)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
 
@@ -256,8 +258,6 @@ class CacheEntry:
         for path in _files(staging):
             if path.is_symlink():
                 raise ValueError(f"cache entry {self.path}: {path.name} is a symbolic link; copy the file instead")
-            with open(path, "rb") as handle:
-                os.fsync(handle.fileno())
             files[path.relative_to(staging).as_posix()] = {"size": path.stat().st_size, "sha256": file_sha256(path)}
         manifest = {
             "format": FORMAT_VERSION,
@@ -270,8 +270,6 @@ class CacheEntry:
             manifest[SEAL] = {"by": self.seal, "sha256": _seal_digest(self.seal, self.kind, self.key, files)}
         with open(staging / MANIFEST, "w", encoding="utf-8") as handle:
             json.dump(manifest, handle, ensure_ascii=False, indent=1, sort_keys=True)
-            handle.flush()
-            os.fsync(handle.fileno())
 
     def _remove_stale_staging(self) -> None:
         """Staging folders are only made under the entry's lock, so any found while holding
