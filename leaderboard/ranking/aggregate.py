@@ -113,10 +113,28 @@ def _aggregate(points: np.ndarray, rank_sums: np.ndarray, ran: np.ndarray) -> tu
     return borda_rank, mean_rank_rank
 
 
+def task_samples(matrix: np.ndarray, resamples: int, seed, chunk: int) -> tuple[np.ndarray, np.ndarray]:
+    """(Borda points, min ranks) of one task's systems in each resample of its queries
+    (resamples x systems), drawn ``chunk`` resamples at a time as :func:`aggregate_ranks` draws
+    them (``seed``: the task's stream): they depend on that task alone."""
+    points = np.empty((resamples, matrix.shape[1]))
+    ranks = None
+    for start, means in resampled_means(matrix, resamples, seed, chunk):
+        task_points, task_ranks = _task_points(means)
+        if ranks is None:
+            ranks = np.empty((resamples, matrix.shape[1]), dtype=task_ranks.dtype)
+        points[start:start + len(means)] = task_points
+        ranks[start:start + len(means)] = task_ranks
+    return points, ranks
+
+
 def aggregate_ranks(tasks: Mapping[str, TaskScores], resamples: int = BOOTSTRAP_RESAMPLES,
-                    seed: int = BOOTSTRAP_SEED, level: float = 0.95) -> dict[str, AggregateRank]:
+                    seed: int = BOOTSTRAP_SEED, level: float = 0.95, kept=None) -> dict[str, AggregateRank]:
     """System -> its Borda and mean ranks across ``tasks`` (task name -> :class:`TaskScores`),
-    with ``level`` intervals (see the module)."""
+    with ``level`` intervals (see the module). ``kept``: each task's resampled points and ranks
+    (:func:`task_samples`) kept between builds, ``kept.samples(name, tasks[name], resamples, seed,
+    chunk, compute)`` (:class:`statbench.leaderboard.render.overview_cache.SamplesCache`): a task whose
+    scores did not change draws no resample."""
     checked = _checked(tasks)
     if not 0 < level < 1:
         raise StatbenchError(f"an interval's level must be between 0 and 1, got {level}")
@@ -127,26 +145,30 @@ def aggregate_ranks(tasks: Mapping[str, TaskScores], resamples: int = BOOTSTRAP_
     for cols in placed.values():
         ran[cols] += 1
 
-    def totals(means_by_task: dict[str, np.ndarray], rows: int) -> tuple[np.ndarray, np.ndarray]:
+    def totals(per_task: dict[str, tuple[np.ndarray, np.ndarray]], rows: int) -> tuple[np.ndarray, np.ndarray]:
         points, rank_sums = np.zeros((rows, len(names))), np.zeros((rows, len(names)))
-        for task, means in means_by_task.items():
-            task_points, task_ranks = _task_points(means)
+        for task, (task_points, task_ranks) in per_task.items():
             points[:, placed[task]] += task_points
             rank_sums[:, placed[task]] += task_ranks
         return points, rank_sums
 
-    points, rank_sums = totals({t: m.mean(axis=0)[None, :] for t, (_, m) in checked.items()}, 1)
+    points, rank_sums = totals({t: _task_points(m.mean(axis=0)[None, :]) for t, (_, m) in checked.items()}, 1)
     borda_rank, mean_rank_rank = _aggregate(points, rank_sums, ran)
 
-    chunk = min(chunk_size(m.shape[0], len(names)) for _, m in checked.values())
-    streams = {t: resampled_means(m, resamples, [seed, zlib.crc32(t.encode())], chunk) for t, (_, m) in checked.items()}
+    # one chunk of resamples drawn at a time for every task (past ``resamples``: the same single chunk)
+    chunk = max(1, min(resamples, *(chunk_size(m.shape[0], len(names)) for _, m in checked.values())))
+    samples = {}
+    for t, (_, m) in checked.items():
+        stream = [seed, zlib.crc32(t.encode())]
+        compute = (lambda m=m, stream=stream: task_samples(m, resamples, stream, chunk))
+        samples[t] = compute() if kept is None else kept.samples(t, tasks[t], resamples, stream, chunk, compute)
     sampled_sums = np.empty((resamples, len(names)))
     sampled_borda = np.empty((resamples, len(names)), dtype=np.int32)
     sampled_mean_rank = np.empty((resamples, len(names)), dtype=np.int32)
     for start in range(0, resamples, chunk):
-        drawn = {t: next(stream)[1] for t, stream in streams.items()}
-        stop = start + len(next(iter(drawn.values())))
-        p, r = totals(drawn, stop - start)
+        stop = min(resamples, start + chunk)
+        p, r = totals({t: (points_t[start:stop], ranks_t[start:stop]) for t, (points_t, ranks_t) in samples.items()},
+                      stop - start)
         sampled_sums[start:stop] = r
         sampled_borda[start:stop], sampled_mean_rank[start:stop] = _aggregate(p, r, ran)
     borda_low, borda_high = percentile_bounds(sampled_borda, level)

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from statbench.leaderboard.caches.sigcache import PairCache
 from statbench.leaderboard.ranking.board_scores import columns_by_query_set, main_query_set, query_set_words
 from statbench.leaderboard.ranking.bootstrap_ranks import RankInterval, rank_intervals
 from statbench.leaderboard.ranking.tie_group import top_group
 from statbench.scoring.significance import ALPHA, BOOTSTRAP_SEED
 
 RANK_RESAMPLES = 1_000
+#: names the top group's kept tests apart from the board's other tests of a measure (and their version)
+_TOP_GROUP = "\0top-group-wilcoxon-1"
 
 
 @dataclass(frozen=True)
@@ -39,11 +42,13 @@ class BoardRanks:
 
 
 def rank_board(rows, measure: str, left_out: dict[str, str] | None = None, resamples: int = RANK_RESAMPLES,
-               seed: int = BOOTSTRAP_SEED, alpha: float = ALPHA, scored=None) -> BoardRanks:
+               seed: int = BOOTSTRAP_SEED, alpha: float = ALPHA, scored=None, kept_tests: bool = False) -> BoardRanks:
     """The ranks of ``rows`` on ``measure``; ``left_out``: row key -> why it is out of the
     ranking whatever its scores (e.g. it saw test queries). ``scored``: row -> its (query ids,
     scores) on ``measure`` (e.g. :class:`statbench.leaderboard.caches.rankcolumns.RankColumns`),
-    else read from each row."""
+    else read from each row. ``kept_tests``: the top group's tests against the best kept between
+    builds by the two rows' per-query scores (:class:`~statbench.leaderboard.caches.sigcache.PairCache`):
+    a board that gains rows tests only those."""
     left_out = dict(left_out or {})
     groups, unscored = columns_by_query_set([r for r in rows if r.key not in left_out], measure, scored=scored)
     unranked = dict(left_out)
@@ -56,7 +61,9 @@ def rank_board(rows, measure: str, left_out: dict[str, str] | None = None, resam
         return BoardRanks(measure, {}, frozenset(), None, unranked, resamples, alpha, 0, 0)
     matrix = main.matrix()
     intervals = rank_intervals(matrix, resamples, seed)
-    group = top_group(matrix, alpha)
+    digests = {row.key: row.queries_sha256 for row in rows} if kept_tests else None
+    group = top_group(matrix, alpha, names=None if digests is None else [digests[key] for key in main.keys],
+                      kept=None if digests is None else lambda best: PairCache.default(best, measure + _TOP_GROUP, 0, 0))
     return BoardRanks(
         measure=measure, ranks=dict(zip(main.keys, intervals)),
         top=frozenset(main.keys[i] for i in group.members), best=main.keys[group.best],

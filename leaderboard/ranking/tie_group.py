@@ -11,6 +11,7 @@ with the same mean, belongs to the top group.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,15 +32,30 @@ class TopGroup:
     tests: int  #: how many tests Holm corrected over
 
 
-def top_group(scores, alpha: float = ALPHA) -> TopGroup:
-    """The top group of the systems (columns) of ``scores`` (queries x systems)."""
+def top_group(scores, alpha: float = ALPHA, names: Sequence[str] | None = None, kept=None) -> TopGroup:
+    """The top group of the systems (columns) of ``scores`` (queries x systems). ``names``: per
+    column, a digest naming its scores (e.g. ``Row.queries_sha256``), and ``kept``: the digest of
+    the best column -> the tests against it kept between builds (a
+    :class:`~statbench.leaderboard.caches.sigcache.PairCache`): only pairs not kept are tested (a
+    test depends on its pair alone), and kept again."""
     matrix = score_matrix(scores)
     means = matrix.mean(axis=0)
     ranks, _ = rank_bounds(means, high=False)
     best = int(np.flatnonzero(ranks[0] == 1)[0])
     others = [j for j in range(matrix.shape[1]) if j != best]
-    diffs = (matrix[:, others] - matrix[:, [best]]).T
-    tested = wilcoxon_rows(diffs) if others else []
+    cache = kept(names[best]) if kept is not None and names is not None and others else None
+    tested: list = [None] * len(others)
+    if cache is not None:
+        tested = [kept_test(cache.get(names[j])) for j in others]
+    fresh = [i for i, found in enumerate(tested) if found is None]
+    if fresh:
+        diffs = (matrix[:, [others[i] for i in fresh]] - matrix[:, [best]]).T
+        for i, found in zip(fresh, wilcoxon_rows(diffs)):
+            tested[i] = found
+            if cache is not None:
+                cache.put(names[others[i]], ("tested", found))
+    if cache is not None:
+        cache.save()
     adjusted = holm([p for _, p in tested]) if others else []
     p_holm: list[float | None] = [None] * matrix.shape[1]
     members = {best}
@@ -49,3 +65,15 @@ def top_group(scores, alpha: float = ALPHA) -> TopGroup:
             members.add(j)
     return TopGroup(best=best, members=tuple(sorted(members)), p_holm=tuple(p_holm), alpha=alpha,
                     tests=len(others))
+
+
+def kept_test(found) -> tuple[float | None, float] | None:
+    """A kept test as :func:`wilcoxon_rows` gives it ((statistic or None, p)), or None when
+    ``found`` is not one (absent, or of another shape: tested again, never used)."""
+    if not (isinstance(found, tuple) and len(found) == 2 and isinstance(found[0], str) and found[0] == "tested"):
+        return None
+    test = found[1]
+    if not (isinstance(test, tuple) and len(test) == 2 and (test[0] is None or type(test[0]) is float)
+            and type(test[1]) is float and 0.0 <= test[1] <= 1.0):
+        return None
+    return test

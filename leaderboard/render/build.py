@@ -80,13 +80,14 @@ def build_site(results_dir, out_dir, baseline: str = DEFAULT_BASELINE, measure: 
     resolved_root.cache_clear()  # a folder's real path may change between two builds
     with _no_gc_pauses():
         collected = collect(results_dir, verify=verify, records=RecordCache.default())
-    gc.freeze()  # the records read: out of the cycle collector's sight while the boards are rendered
-    try:
-        # one build at a time into one folder: a second waits, saying so (or stops in one line)
-        with folder_lock(out_dir, what="another build", on_wait=lambda line: print(f"note: {line}", file=sys.stderr)):
-            report = _build_from(collected, results_dir, out_dir, baseline, measure, copy_runs, page_size, explorer)
-    finally:
-        gc.unfreeze()
+        gc.freeze()  # the records read: out of the cycle collector's sight (and its writes) in the forks too
+        try:
+            # one build at a time into one folder: a second waits, saying so (or stops in one line)
+            with folder_lock(out_dir, what="another build", on_wait=lambda line: print(f"note: {line}", file=sys.stderr)):
+                report = _build_from(collected, results_dir, out_dir, baseline, measure, copy_runs, page_size,
+                                     explorer)
+        finally:
+            gc.unfreeze()
     file_digests("leaderboard").save()  # the inputs' digests this build took (.filedigests)
     return report
 
@@ -251,7 +252,10 @@ def _write_site_files(env, tmp: Path, summaries: list, boards: dict, with_explor
 @contextlib.contextmanager
 def _no_gc_pauses():
     """Reading thousands of results allocates millions of objects, none in a cycle: the
-    cycle collector's passes over an ever larger heap made 10,000 results quadratic."""
+    cycle collector's passes over an ever larger heap made 10,000 results quadratic. Rendering
+    the boards (views, pages, the overview) makes no cycles of note either: at 10,000 results the
+    collector's passes were ~1.3 s of a rebuild's CPU, and a build's peak memory is the same
+    without them (645 MB)."""
     enabled = gc.isenabled()
     gc.disable()
     try:

@@ -9,6 +9,7 @@ from markupsafe import Markup
 
 from statbench import __version__
 from statbench.leaderboard.render.overview_page import overview_views
+from statbench.leaderboard.render.overview_rows import with_cells
 from statbench.leaderboard.render.templating import fmt
 
 #: what the first page needs in static/ beside the boards' files
@@ -32,6 +33,7 @@ def overview_sections(env, boards: dict, keys: dict, slugs: dict) -> tuple[str, 
     ``slugs``: board name -> its files' slug) is on. Apart from the index, so that a build makes
     them in a fork while its boards are rendered (render/build.py)."""
     benchmarks = overview_views(boards, keys, slugs)
+    with_cells(env, benchmarks)
     template = env.get_template("overview.html")
     return "".join(template.render(b=b) for b in benchmarks), [b["id"] for b in benchmarks]
 

@@ -82,18 +82,39 @@ class ColumnCache:
             write_framed(self.file, _MAGIC, pickle.dumps(self.new, protocol=pickle.HIGHEST_PROTOCOL))
 
 
-_RANKS_MAGIC = b"statbench-overview-ranks 1\n"
+_RANKS_MAGIC = b"statbench-overview-ranks 2\n"
 
 
-def ranks_digest(tasks: dict, resamples: int) -> str:
-    """What a set of aggregate ranks is computed from: each task's systems and their scores
-    (the matrix's bytes), the resamples, and the code that computes them."""
+def task_digest(name: str, systems, scores) -> str:
+    """What a task's ranks are drawn from: its name, its systems and their scores (the matrix's bytes)."""
+    matrix = np.ascontiguousarray(scores, dtype=float)
+    digest = hashlib.sha256(f"{name}\0{len(systems)}\0{matrix.shape}\0".encode())
+    digest.update("\0".join(systems).encode())
+    digest.update(matrix.tobytes())
+    return digest.hexdigest()
+
+
+class TaskDigests:
+    """Each task's :func:`task_digest`, taken once per build whatever number of task sets (all
+    tasks, each language's) holds it: a STARD matrix of 3,000 rows is 40 MB to hash."""
+
+    def __init__(self):
+        self._made: dict[int, tuple[object, str]] = {}
+
+    def of(self, name: str, task) -> str:
+        found = self._made.get(id(task))
+        if found is None or found[0] is not task:
+            found = self._made[id(task)] = (task, task_digest(name, task.systems, task.scores))
+        return found[1]
+
+
+def ranks_digest(tasks: dict, resamples: int, digests: TaskDigests | None = None) -> str:
+    """What a set of aggregate ranks is computed from: each task's :func:`task_digest`, the
+    resamples, and the code that computes them."""
+    digests = digests or TaskDigests()
     digest = hashlib.sha256(f"{code_digest()}\0{resamples}\0".encode())
     for name in sorted(tasks):
-        matrix = np.ascontiguousarray(tasks[name].scores, dtype=float)
-        digest.update(f"{name}\0{len(tasks[name].systems)}\0{matrix.shape}\0".encode())
-        digest.update("\0".join(tasks[name].systems).encode())
-        digest.update(matrix.tobytes())
+        digest.update(f"{name}\0{digests.of(name, tasks[name])}\0".encode())
     return digest.hexdigest()
 
 
@@ -106,9 +127,9 @@ class RankCache:
         self.old = read_pickled_dict(_RANKS_MAGIC, self.file)
         self.new: dict = {}
 
-    def ranks(self, tasks: dict, resamples: int, compute) -> dict:
+    def ranks(self, tasks: dict, resamples: int, compute, digests: TaskDigests | None = None) -> dict:
         """``compute()``'s ranks for ``tasks``, or those kept for the same inputs."""
-        digest = ranks_digest(tasks, resamples)
+        digest = ranks_digest(tasks, resamples, digests)
         found = self.old.get(digest)
         self.new[digest] = found if isinstance(found, dict) else compute()
         return self.new[digest]
@@ -116,6 +137,54 @@ class RankCache:
     def save(self) -> None:
         if self.new.keys() != self.old.keys():
             write_framed(self.file, _RANKS_MAGIC, pickle.dumps(self.new, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+_SAMPLES_MAGIC = b"statbench-overview-samples 1\n"
+
+
+class SamplesCache:
+    """Each task's resampled Borda points and ranks of the last build
+    (:func:`statbench.leaderboard.ranking.aggregate.task_samples`), one file per (benchmark, task)
+    under ``$STATBENCH_CACHE/leaderboard-overview-samples``, by a digest of all they are drawn from
+    (the task's systems and scores, the resamples, the task's seed, the chunk, the code): when
+    one column changes, the others draw no resample. Never trusted: a file that does not verify,
+    or an entry of another shape or with a value out of range, is drawn again and replaced."""
+
+    def __init__(self, benchmark_id: str, digests: TaskDigests | None = None):
+        self.benchmark = benchmark_id
+        self.digests = digests or TaskDigests()
+        self.made: dict[str, tuple] = {}  #: digest -> samples, made or read in this build
+        self.kept: dict[str, dict] = {}  #: task -> its entries this build made or read (what its file keeps)
+
+    def samples(self, name: str, task, resamples: int, seed, chunk: int, compute) -> tuple:
+        """``compute()``'s (points, ranks) of task ``name`` (its :class:`TaskScores`), or those kept."""
+        key = hashlib.sha256(f"{code_digest()}\0{resamples}\0{seed!r}\0{chunk}\0{self.digests.of(name, task)}".encode()
+                             ).hexdigest()
+        if key in self.made:
+            return self.made[key]
+        file = keyed_cache_file("leaderboard-overview-samples", self.benchmark, name)
+        found = read_pickled_dict(_SAMPLES_MAGIC, file).get(key)
+        kept = self.kept.setdefault(name, {})
+        if not _usable_samples(found, resamples, len(task.systems)):
+            found = kept[key] = compute()
+            write_framed(file, _SAMPLES_MAGIC, pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL))
+        else:
+            kept[key] = found
+        self.made[key] = found
+        return found
+
+
+def _usable_samples(found, resamples: int, systems: int) -> bool:
+    """Whether a kept entry is what ``task_samples`` gives for ``systems`` systems: float points in
+    [0, systems - 1] and integer ranks in [1, systems], both resamples x systems."""
+    if not (isinstance(found, tuple) and len(found) == 2
+            and all(isinstance(a, np.ndarray) and a.shape == (resamples, systems) for a in found)):
+        return False
+    points, ranks = found
+    if points.dtype != np.float64 or ranks.dtype.kind != "i" or points.size == 0:
+        return False
+    return bool(np.isfinite(points).all() and points.min() >= 0 and points.max() <= systems - 1
+                and ranks.min() >= 1 and ranks.max() <= systems)
 
 
 _SECTIONS_MAGIC = b"statbench-overview-sections 1\n"
@@ -149,8 +218,8 @@ class SectionsCache:
         """The sections made from the inputs ``digest`` names, or None (none kept for them, or a
         file that does not verify or does not hold sections)."""
         found = read_framed(_SECTIONS_MAGIC, self.file)
-        if found is None:
-            return None
+        if found is None or not found[1].startswith(b'{"digest": "' + digest.encode("ascii") + b'"'):
+            return None  # made from other inputs: not parsed (the sections are megabytes at scale)
         try:
             kept = json.loads(found[1])
         except ValueError:

@@ -27,7 +27,7 @@ import numpy as np
 from statbench.leaderboard.collect.rows import BoardKey, Row
 from statbench.leaderboard.ranking.aggregate import AggregateRank, TaskScores, aggregate_ranks
 from statbench.leaderboard.ranking.board_ranks import RANK_RESAMPLES
-from statbench.leaderboard.render.overview_cache import ColumnCache, RankCache
+from statbench.leaderboard.render.overview_cache import ColumnCache, RankCache, SamplesCache, TaskDigests
 from statbench.leaderboard.render.rows import short_params
 
 #: the filter value of the ranks over every task
@@ -184,11 +184,13 @@ def overview(benchmark, task_infos: dict, boards: dict[str, list[Row]], keys: di
     for language in languages:
         sets[language] = {c.task: scores[c.task] for c in columns if c.language == language and c.task in scores}
     resamples = min(resamples, max(MIN_RESAMPLES, RESAMPLE_CELLS // max(len(rows), 1)))
-    kept = RankCache(benchmark.id)
+    digests = TaskDigests()  # each task's scores hashed once for every set and cache
+    kept, samples = RankCache(benchmark.id), SamplesCache(benchmark.id, digests)
     for name, tasks in sets.items():
         if not tasks:
             continue
-        for key, rank in kept.ranks(tasks, resamples, lambda tasks=tasks: aggregate_ranks(tasks, resamples)).items():
+        ranks = kept.ranks(tasks, resamples, lambda tasks=tasks: aggregate_ranks(tasks, resamples, kept=samples), digests)
+        for key, rank in ranks.items():
             by_key[key].ranks[name] = rank
     kept.save()
     rows.sort(key=lambda r: _order(r.ranks.get(ALL), r))

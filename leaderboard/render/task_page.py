@@ -183,7 +183,7 @@ def board_statistics(rows: list[Row], base: Row | None, labels: list[str], measu
     seen = {row.key: SEEN_UNRANKED for row in rows if getattr(row, "card", None) and row.card.test_queries_seen}
     task = rows[0].task_record
     kept = RankColumns(f"{task.name}\0{task.version}\0{task.data_checksum}\0{rows[0].split_set}", tested)
-    ranks = rank_board(rows, tested, left_out=seen, scored=kept.scored)
+    ranks = rank_board(rows, tested, left_out=seen, scored=kept.scored, kept_tests=True)
     kept.save()
     return BoardStatistics(comparisons, [(row.key, why) for row, why in untested], family, ranks)
 

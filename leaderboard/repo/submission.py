@@ -21,9 +21,11 @@ a submission (the repository check, ``leaderboard build --verify``) reads it her
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -288,21 +290,49 @@ def _agreement(folder: Path, present: dict[str, Path], source: SourceRecord | No
         raise SubmissionError(f"{folder}: {where}")
     return card
 
-def repository_holding(folder, known: dict[str, bool] | None = None) -> Path | None:
+def repository_holding(folder, known: dict | None = None) -> Path | None:
     """The results repository holding ``folder``: the nearest folder at or above it (as
-    written, made absolute) with the marker, or None. ``known``: folder -> whether it holds
-    the marker, kept between calls (a build asks for every row: each folder is looked at once)."""
-    start = Path(os.path.abspath(folder))
-    for candidate in (start, *start.parents):
-        key = os.fspath(candidate)
-        found = known.get(key) if known is not None else None
+    written, made absolute) with the marker, or None. ``known``: kept between calls (a build
+    asks for every row): folder -> whether it holds the marker (each folder is looked at once),
+    and ``(folder,)`` -> the repository holding it (a row's folder's parent is asked once)."""
+    # strings, not Path objects: a build asks this for each of thousands of rows
+    candidate = os.path.abspath(folder)
+    visited = []
+    while True:
+        if known is not None and (candidate,) in known:
+            holding = known[(candidate,)]
+            break
+        found = known.get(candidate) if known is not None else None
         if found is None:
-            found = (candidate / REPOSITORY_MARKER).is_file()
+            found = _is_file(os.path.join(candidate, REPOSITORY_MARKER))
             if known is not None:
-                known[key] = found
+                known[candidate] = found
+        visited.append(candidate)
         if found:
-            return candidate
-    return None
+            holding = candidate
+            break
+        parent = os.path.dirname(candidate)
+        if parent == candidate:
+            holding = None
+            break
+        candidate = parent
+    if known is not None:
+        for seen in visited:
+            known[(seen,)] = holding
+    return None if holding is None else Path(holding)
+
+
+def _is_file(path: str) -> bool:
+    """``Path(path).is_file()`` (a missing file or folder is no file; any other error is raised)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP):
+            return False
+        raise
+    except ValueError:  # a NUL in the name, as pathlib says it
+        return False
+
 
 @dataclass(frozen=True)
 class Accepted:
@@ -322,10 +352,11 @@ def accepted_submission(results_path: Path, read_results: Callable[[], Results],
     shows only its submissions: a results file outside a submission folder, or a folder whose
     model card is missing or does not read (its declared training, test queries seen or not,
     is then unknown), is what ``leaderboard check`` refuses."""
-    path = Path(os.path.abspath(results_path))
-    repository = repository_holding(path.parent, known)
+    absolute = os.path.abspath(results_path)
+    repository = repository_holding(os.path.dirname(absolute), known)
     if repository is None:
         return None
+    path = Path(absolute)
     parts = path.relative_to(repository).parts
     if len(parts) != 5 or parts[0] != RESULTS_DIR or parts[4] != RESULTS_FILE:
         return (f"{path}: not in a submission folder ({RESULTS_DIR}/TASK/LABEL/CONFIG/{RESULTS_FILE}) of the results "

@@ -23,6 +23,7 @@ import hashlib
 import importlib.util
 import json
 import logging
+import os
 import platform
 import re
 from dataclasses import asdict, dataclass
@@ -325,7 +326,8 @@ class VerdictReader:
     def __init__(self, notes: list[str] | None = None, digests=None):
         self.notes = notes
         self.digests = digests
-        self._roots: dict[Path, Path | None] = {}
+        self._roots: dict[str, Path | None] = {}
+        self._real_parents: dict[str, str] = {}  #: a folder -> its real path (:meth:`_resolved`)
         self._index: dict[Path, tuple[dict[str, set[str]], set[str]]] = {}
 
     def all_of(self, results_path: Path) -> tuple[Verdict, ...]:
@@ -333,11 +335,12 @@ class VerdictReader:
         current files: a submission changed since has none), the most telling first:
         decisive ones (reproduced, not reproduced) before not attempted, newest first. A
         verdict file that does not read strictly is left out with one line."""
-        folder = Path(results_path).parent
-        root = self._root(folder)
+        real = self._real_folder(results_path)
+        root = self._root(real)
         if root is None:
             return ()
-        here = folder.resolve().relative_to(root).as_posix()
+        folder = Path(results_path).parent
+        here = Path(real).relative_to(root).as_posix()
         named, unattributed = self._verdict_index(root)
         candidates = named.get(here, set()) | unattributed
         if not candidates:
@@ -372,10 +375,32 @@ class VerdictReader:
         found = self.all_of(results_path)
         return found[0] if found else None
 
-    def _root(self, folder: Path) -> Path | None:
-        key = folder.resolve().parent
+    def _real_folder(self, results_path) -> str:
+        """``Path(results_path).parent.resolve()`` as a string. A ``..`` in the path is resolved
+        after the link before it, as pathlib does (``os.path.abspath`` would drop ``link/..``
+        without following the link)."""
+        parent = os.path.dirname(os.fspath(results_path))
+        if os.pardir in Path(parent).parts:
+            return os.path.realpath(parent)
+        return self._resolved(os.path.abspath(parent))
+
+    def _resolved(self, path: str) -> str:
+        """``Path(path).resolve()`` of an absolute ``path``, as a string: a folder that is no link
+        is its parent's real path and its name, each parent resolved once (every row of a build
+        is in a folder of its own)."""
+        parent, name = os.path.split(path)
+        if not name or name in (".", "..") or os.path.islink(path):
+            return os.path.realpath(path)
+        real = self._real_parents.get(parent)
+        if real is None:
+            real = self._real_parents[parent] = os.path.realpath(parent)
+        return os.path.join(real, name)
+
+    def _root(self, real: str) -> Path | None:
+        """The repository holding the (resolved) folder ``real``; a folder's siblings share the answer."""
+        key = os.path.dirname(real)
         if key not in self._roots:
-            self._roots[key] = repository_holding(folder.resolve())
+            self._roots[key] = repository_holding(real)
         return self._roots[key]
 
     def _verdict_index(self, root: Path) -> tuple[dict[str, set[str]], set[str]]:
