@@ -69,8 +69,8 @@ from statbench.run.runcache import split_run_entry
 from statbench.run.splitfork import SplitFork, SplitReport, run_processes
 from statbench.run.splitruns import SplitRun, SplitRuns, cacheable_measures, scores_entry, write_split
 from statbench.scoring.evaluation import per_query_scores, score_splits
-from statbench.scoring.ir_measures_version import ir_measures_version
 from statbench.storage.cache import CacheEntry, CacheEvent, cached, take_events
+from statbench.storage.ir_measures_version import ir_measures_version
 from statbench.storage.keys import identity_checksum, model_cache_dir
 from statbench.storage.paths import cache_root
 from statbench.terminal.console import IN_RUN_LOG

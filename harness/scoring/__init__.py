@@ -1,6 +1,5 @@
 """Scoring: measures (ir-measures names and custom measures, :mod:`.measures`), per-split
-and per-query scores (:mod:`.evaluation`, with the version of ir-measures that computes
-them, :mod:`.ir_measures_version`), each measure broken down by query attribute
+and per-query scores (:mod:`.evaluation`), each measure broken down by query attribute
 (:mod:`.breakdowns`), a foreign run file scored (:mod:`.evaluate_file`),
 paired significance tests (:mod:`.significance`), comparison with published figures
 (:mod:`.reproduction`), and what makes a results record publishable on a board or in a

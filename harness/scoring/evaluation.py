@@ -13,8 +13,8 @@ from statbench.data.runfile import order_ranking, strictly_decreasing_at_float32
 from statbench.errors import StatbenchError
 from statbench.results.record import MeanStd, MeasureRecord, RunScores, SplitScores
 from statbench.scoring.breakdowns import breakdown_groups
-from statbench.scoring.ir_measures_version import check_imported
 from statbench.scoring.measures import is_custom, parse_measure
+from statbench.storage.ir_measures_version import check_imported
 
 PerQuery = dict[str, dict[str, float]]
 

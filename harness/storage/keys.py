@@ -40,8 +40,8 @@ from statbench.data.checksum import (
     records_digest,
     text_sha256,
 )
-from statbench.scoring.ir_measures_version import ir_measures_version
 from statbench.storage.cache import CacheEntry
+from statbench.storage.ir_measures_version import ir_measures_version
 from statbench.storage.paths import cache_root
 from statbench.storage.weights import fingerprint
 

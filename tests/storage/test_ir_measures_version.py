@@ -10,7 +10,7 @@ from statbench.api import Measure
 from statbench.errors import StatbenchError
 from statbench.run.runner import _environment
 from statbench.scoring.evaluation import per_query_scores
-from statbench.scoring.ir_measures_version import check_imported, ir_measures_version
+from statbench.storage.ir_measures_version import check_imported, ir_measures_version
 from statbench.storage.keys import split_scores_entry
 
 
