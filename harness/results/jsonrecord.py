@@ -103,15 +103,24 @@ class JsonRecord:
     def _read(cls, obj: Mapping, where: str):
         if not isinstance(obj, Mapping):
             raise TypeError(f"{where}: expected an object, got {type(obj).__name__}")
-        hints = _hints(cls)
-        known = {f.name: f for f in fields(cls)}
-        unknown = sorted(set(obj) - set(known))
-        if unknown:
+        known, required_names, readers = _plan(cls)
+        if not known.issuperset(obj):
+            unknown = sorted(set(obj) - known)
             raise ValueError(f"{where}: unknown field(s) {', '.join(map(repr, unknown))} (not in the results type)")
-        missing = [name for name, f in known.items() if mode(f) == "required" and name not in obj]
+        missing = [name for name in required_names if name not in obj]
         if missing:
             raise ValueError(f"{where}: missing field(s) {', '.join(map(repr, missing))}")
-        return cls(**{name: _reader(hints[name])(value, f"{where}/{name}") for name, value in obj.items()})
+        return cls(**{name: readers[name](value, f"{where}/{name}") for name, value in obj.items()})
+
+
+@functools.cache
+def _plan(cls) -> tuple[frozenset, list[str], dict]:
+    """What reading a record of ``cls`` needs, worked out once per class: its field names,
+    the required ones (in field order) and each field's reader."""
+    hints = _hints(cls)
+    known = {f.name: f for f in fields(cls)}
+    required_names = [name for name, f in known.items() if mode(f) == "required"]
+    return frozenset(known), required_names, {name: _reader(hints[name]) for name in known}
 
 
 @functools.cache
@@ -145,14 +154,26 @@ def _reader(hint):
     if origin is list:
         read = _reader(typing.get_args(hint)[0])
         if read is _same:
-            return lambda value, where: list(value)
+            return _list_copy
         return lambda value, where: [read(v, f"{where}/{i}") for i, v in enumerate(value)]
     if origin is dict:
         read = _reader(typing.get_args(hint)[1])
         if read is _same:
-            return lambda value, where: dict(value)
+            return _dict_copy
+        if read is _dict_copy:  # a map of maps of scalars (per-query scores): copied in C, no path per item
+            return lambda value, where: dict(zip(value, map(dict, value.values())))
         return lambda value, where: {k: read(v, f"{where}/{k}") for k, v in value.items()}
     return _same if hint in _JSON_TYPES or origin is typing.Literal else _copy
+
+
+def _list_copy(value, where):
+    """A list of JSON scalars, copied."""
+    return list(value)
+
+
+def _dict_copy(value, where):
+    """A map of JSON scalars, copied."""
+    return dict(value)
 
 
 def _same(value, where):

@@ -22,6 +22,7 @@ from dataclasses import dataclass, fields
 from functools import cache
 from importlib import resources
 from itertools import chain
+from operator import itemgetter
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -40,7 +41,7 @@ from statbench.results.jsonrecord import (
     required,
     schema_differences,
 )
-from statbench.results.schema_check import schema_verdict
+from statbench.results.schema_check import compiled_verdict
 
 # --- the results record as a type ------------------------------------------------------------
 #
@@ -204,7 +205,11 @@ class RunScores(JsonRecord):
 
     def query_scores(self, label: str) -> dict[str, float]:
         """query id -> score on measure ``label`` (queries without that score left out)."""
-        return {qid: scores[label] for qid, scores in self.per_query.items() if label in scores}
+        per_query = self.per_query
+        try:  # the usual record: every query has the score (taken in one C-level pass)
+            return dict(zip(per_query, map(itemgetter(label), per_query.values())))
+        except KeyError:
+            return {qid: scores[label] for qid, scores in per_query.items() if label in scores}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -489,7 +494,8 @@ def _parse_fast(data: bytes):
         import orjson
     except ImportError:  # pragma: no cover - orjson is a dependency
         return _UNSURE
-    if any(escape in data for escape in _COLON_ESCAPES) or _long_integer_digits(data):
+    # no backslash at all (the usual file): no escape anywhere, no colon spelt as one
+    if (b"\\" in data and any(escape in data for escape in _COLON_ESCAPES)) or _long_integer_digits(data):
         return _UNSURE
     try:
         obj = orjson.loads(data)
@@ -531,6 +537,12 @@ def _locate_constant(text: str) -> tuple[int | None, str | None]:
             key = _KEY_BEFORE.search(before[-400:])
             return before.count("\n") + 1, key.group(1) if key else None
     return None, None
+
+
+@functools.cache
+def _results_verdict():
+    """:func:`schema_verdict` against the results schema, the schema's walk worked out once."""
+    return compiled_verdict(results_schema())
 
 
 @functools.cache
@@ -592,18 +604,19 @@ def schema_errors(obj) -> list[str]:
     finds a problem (or meets what it does not know) does jsonschema's validator walk the
     whole record, for the exact messages. Same verdict as validating everything at once."""
     light = _without_scores(obj) if isinstance(obj, dict) else None
-    if light is not None and schema_verdict(results_schema(), light) is True:
+    if light is not None and _results_verdict()(light) is True:
         return []
     errors = sorted(_validator().iter_errors(obj), key=lambda e: list(e.absolute_path))
     return [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}" for e in errors]
 
 
-def read_results(path) -> dict:
+def read_results(path, data: bytes | None = None) -> dict:
     """Read a results file strictly and check it against the schema; a ``DataFormatError``
-    names the file (and line or field where known) otherwise."""
+    names the file (and line or field where known) otherwise. ``data``: the file's bytes
+    when the caller already read them (a leaderboard worker hashes and parses one read)."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        raw = path.read_bytes() if data is None else data
     except OSError as exc:
         raise DataFormatError(path, f"cannot be read: {exc.strerror or exc}") from None
     obj = _parse_fast(raw)

@@ -13,12 +13,13 @@ An entry is two files: the record *without* its per-query scores (``NAME.pickle`
 board's table, charts and digests need; most of a STARD record is its per-query scores), and
 the per-query scores (``NAME.queries.pickle``), read only when a board's significance tests
 need them (:class:`Queries`). Each file holds the sha256 of its payload and is verified on
-read; the record names the sha256 of its per-query file, so the two cannot be mixed with
-another entry's. An entry that does not verify is ignored (and replaced), never trusted; a
-per-query file that does not verify when it is needed is read again from the results file
-(if that file is still in the state the entry was made from; else the build stops: one
-line). Entries live under ``$STATBENCH_CACHE/leaderboard-records/``; writes are atomic (a
-temporary file renamed)."""
+read (a per-query file read again by the same process is hashed again unless its stat proves
+it the bytes hashed: :func:`_verified_payload`); the record names the sha256 of its per-query
+file, so the two cannot be mixed with another entry's. An entry that does not verify is
+ignored (and replaced), never trusted; a per-query file that does not verify when it is
+needed is read again from the results file (if that file is still in the state the entry was
+made from; else the build stops: one line). Entries live under
+``$STATBENCH_CACHE/leaderboard-records/``; writes are atomic (a temporary file renamed)."""
 
 from __future__ import annotations
 
@@ -28,13 +29,15 @@ import hashlib
 import operator
 import os
 import pickle
+import stat
+import time
 from pathlib import Path
 
 from statbench import __version__, results, schemas, scoring
 from statbench.errors import DataFormatError, StatbenchError
 from statbench.results.record import Results, read_results
-from statbench.storage.cache_files import read_framed, write_framed
-from statbench.storage.filedigests import FileDigests, file_digests
+from statbench.storage.cache_files import read_framed, unframed, write_framed
+from statbench.storage.filedigests import FileDigests, file_digests, keepable
 from statbench.storage.paths import cache_root
 
 _MAGIC = b"statbench-record 2\n"
@@ -124,12 +127,44 @@ class RecordCache:
         """The entry of this file as it is now (its state taken before it is read)."""
         return RecordEntry(self, Path(path))
 
+    def read_entry(self, path: Path) -> tuple[RecordEntry, bytes | None]:
+        """The entry of this file and the bytes it holds, read once (a cold build's worker then
+        parses those bytes: the file is not read again to be hashed, nor hashed from another
+        read than the one validated). Its digest is found by its stat when the index knows it,
+        else taken of the bytes read (and kept by the index when :func:`keepable`). ``None``
+        for the bytes when it cannot be read as a regular file (the entry says so by its state)."""
+        path = Path(path)
+        if self.digests.known(path) is not None:  # the index knows it: not hashed again
+            return self.entry(path), _read_regular(path)[0]
+        raw, before, after, started = _read_regular(path)
+        if raw is None:
+            return self.entry(path), None
+        digest = hashlib.sha256(raw).hexdigest()
+        key = keepable(path, before, after, started)
+        if key is not None:
+            self.digests.adopt(key, digest)
+        return RecordEntry(self, path, (os.path.abspath(path), digest)), raw
+
     def known_entry(self, path: Path) -> RecordEntry | None:
         """The entry of this file when its content is known without reading it (its stat
         finds its digest: :mod:`statbench.storage.filedigests`), else None: the file is to be
         read, and hashed by whoever reads it (a cold build's workers)."""
         found = self.digests.known(path)
         return None if found is None else RecordEntry(self, Path(path), (os.path.abspath(path), found[0]))
+
+def _read_regular(path: Path) -> tuple:
+    """(bytes, stat before, stat after, when the read started) of a regular file (symbolic
+    links followed, as :class:`FileDigests` does), (None, ...) when it is not one or cannot be read."""
+    try:
+        before = os.stat(path)
+        if not stat.S_ISREG(before.st_mode):
+            return None, None, None, None
+        started = time.time_ns()
+        raw = Path(path).read_bytes()
+        return raw, before, os.stat(path), started
+    except (OSError, ValueError):  # ValueError: a NUL in the name
+        return None, None, None, None
+
 
 def file_state(path: Path, digests: FileDigests | None = None) -> tuple | None:
     """What says a file is the one validated: where it is (its absolute path: no symbolic
@@ -176,6 +211,19 @@ class QueryTable:
         values = np.array(rows, dtype=float).reshape(len(rows), n)
         return cls(list(per_query), order, values)
 
+    @classmethod
+    def of_columns(cls, qids: list[str], columns: dict[str, tuple]) -> QueryTable:
+        """The table of a record whose every query holds the same measures, from its columns
+        (:func:`statbench.scoring.publishable.query_columns`, in the first query's order):
+        the values, and so the bytes kept, that :meth:`of` gives for it."""
+        from itertools import chain
+
+        import numpy as np
+
+        count = len(columns) * len(qids)  # fromiter: ~2x faster than np.array over tuples, the same float64s
+        values = np.fromiter(chain.from_iterable(columns.values()), dtype=float, count=count)
+        return cls(list(qids), list(columns), values.reshape(len(columns), len(qids)).T)
+
     def to_bytes(self) -> bytes:
         return pickle.dumps((self.qids, self.labels, self.values.shape, self.values.tobytes()),
                             protocol=pickle.HIGHEST_PROTOCOL)
@@ -207,6 +255,39 @@ class QueryTable:
         return {qid: {label: value for label, value in zip(self.labels, row) if not math.isnan(value)}
                 for qid, row in zip(self.qids, self.values.tolist())}
 
+#: per-query files whose payload this process hashed, by the key of their stat (see
+#: :func:`_verified_payload`) -> that sha256
+_PROVEN: dict[tuple, str] = {}
+
+
+def _verified_payload(file: Path | None, sha256: str) -> bytes | None:
+    """The payload of a per-query file when it is the one ``sha256`` names, else None (absent,
+    damaged, another entry's). A build reads each file in several phases (tests, ranks, the
+    overview, the explorer): it is hashed the first time, and read again without hashing only
+    when its stat provably identifies those bytes (:func:`~statbench.storage.filedigests.keepable`:
+    the same device, inode, size and times, which were older than the hashing by more than a
+    tick of any clock; the cache replaces a file, never writes into it, and any write changes
+    ``ctime``), as statbench finds any file's digest by its stat."""
+    try:
+        with open(file, "rb") as handle:
+            before, started = os.fstat(handle.fileno()), time.time_ns()
+            data = handle.read()
+            after = os.fstat(handle.fileno())
+    except (OSError, TypeError, ValueError):  # TypeError: no file (an entry without a name)
+        return None
+    key = keepable(file, before, after, started)
+    start = len(_QUERIES_MAGIC) + 65  # the magic line, the sha256's hex digits and a newline
+    if (key is not None and _PROVEN.get(key) == sha256 and data.startswith(_QUERIES_MAGIC)
+            and data[len(_QUERIES_MAGIC):start] == f"{sha256}\n".encode()):
+        return data[start:]
+    found = unframed(_QUERIES_MAGIC, data)
+    if found is None or found[0] != sha256:
+        return None
+    if key is not None:
+        _PROVEN[key] = sha256
+    return found[1]
+
+
 class Queries:
     """The per-query scores of one cached record, read on demand: ``sha256`` names them
     (what the significance cache keys a comparison by), :meth:`load` returns them verified."""
@@ -216,10 +297,10 @@ class Queries:
 
     def load(self) -> QueryTable:
         """The scores, verified (read again from the results file when their file is damaged)."""
-        found = read_framed(_QUERIES_MAGIC, self.entry.queries_file)
-        if found is not None and found[0] == self.sha256:
+        payload = _verified_payload(self.entry.queries_file, self.sha256)
+        if payload is not None:
             try:
-                return QueryTable.from_bytes(found[1])
+                return QueryTable.from_bytes(payload)
             except Exception:  # noqa: BLE001 (a file that does not load is read again from the results)
                 pass
         return self._from_results()
@@ -287,13 +368,16 @@ class RecordEntry:
         """A record kept without its per-query scores, with them to be read from this entry."""
         return dataclasses.replace(light, per_query=LazyQueries(Queries(self, queries_sha256)))
 
-    def put(self, record) -> tuple | None:
+    def put(self, record, columns: dict | None = None) -> tuple | None:
         """Keep a record that passed every check; (record without its per-query scores, their
         sha256) as kept (see :meth:`attach`), or None when it could not be kept (a file changed
-        since its state was taken, a cache that cannot be written: no error)."""
+        since its state was taken, a cache that cannot be written: no error). ``columns``: its
+        per-query scores as the checks took them (``publishable.query_columns``), if they did."""
         if self.file is None or file_state(self.path, self.cache.digests) != self.state:
             return None
-        queries = QueryTable.of(record.per_query).to_bytes()
+        table = (QueryTable.of(record.per_query) if columns is None
+                 else QueryTable.of_columns(list(record.per_query), columns))
+        queries = table.to_bytes()
         sha256 = hashlib.sha256(queries).hexdigest()
         light = dataclasses.replace(record, per_query=LazyQueries())
         if not write_framed(self.queries_file, _QUERIES_MAGIC, queries):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from statbench.errors import DataFormatError, StatbenchError
 from statbench.leaderboard.caches.records import RecordCache, RecordEntry
@@ -33,6 +33,7 @@ from statbench.results.record import Results, read_results
 from statbench.scoring.publishable import (
     check_results,
     join_problems,
+    query_columns,
 )
 from statbench.storage.filedigests import file_digests
 
@@ -162,11 +163,14 @@ class Collected:
     def __iter__(self):  # ``boards, problems = collect(root)``
         return iter((self.boards, self.problems))
 
-def _read_checked(path: Path, report: list[str], not_results: list[Path]) -> Results | None:
-    """The record of a results file that passed every check, None (with its line in
-    ``report``, or ``path`` in ``not_results``) otherwise."""
+def _read_checked(path: Path, report: list[str], not_results: list[Path],
+                  raw: bytes | None = None) -> tuple[Results, dict | None] | None:
+    """The record of a results file that passed every check with its per-query scores as
+    columns (``publishable.query_columns``: taken once, for the checks and the record cache),
+    None (with its line in ``report``, or ``path`` in ``not_results``) otherwise. ``raw``: the
+    file's bytes when the caller read them (else read here)."""
     try:
-        results = read_results(path)
+        results = read_results(path, raw)
     except DataFormatError as exc:
         if "does not match the results schema" in str(exc) and _not_results(path):
             not_results.append(path)
@@ -178,11 +182,12 @@ def _read_checked(path: Path, report: list[str], not_results: list[Path]) -> Res
     except (ValueError, TypeError) as exc:  # a schema-valid file the type cannot hold: a statbench bug
         report.append(f"skipped {path}: {exc}")
         return None
-    problems = check_results(record)
+    columns = query_columns(record.per_query, record.labels)
+    problems = check_results(record, columns)
     if problems:
         report.append(f"skipped {path}: {join_problems(problems)}")
         return None
-    return record
+    return record, columns
 
 #: cache misses from which a build validates its files in worker processes (a cold build of
 #: 10,000 results spent ~80 s of 141 s validating them in one process)
@@ -196,16 +201,17 @@ def _check_and_keep(path: Path, cache_root: Path):
     it could not be kept, ("report", line), ("not results", None)."""
 
     records = RecordCache(cache_root)
-    entry = records.entry(path)
+    entry, raw = records.read_entry(path)  # read once: hashed and, on a miss, parsed from these bytes
     learnt = records.digests.known(path)  # kept by the hashing just done: the parent adopts it
     cached = entry.get(count=False)
     if cached is not None:
         return "cached", (entry.state, row_head(cached, queries_sha256=cached.per_query.sha256), None, learnt)
     report: list[str] = []
-    record = _read_checked(path, report, [])
-    if record is None:
+    checked = _read_checked(path, report, [], raw)
+    if checked is None:
         return ("report", report[0]) if report else ("not results", None)
-    kept = entry.put(record)
+    record, columns = checked
+    kept = entry.put(record, columns)
 
     run = prefill(path, record)
     if kept is None:
@@ -286,15 +292,16 @@ def _known(paths: list[Path], records: RecordCache | None, heads: Heads | None):
 
 
 def _read_here(path: Path, entry: RecordEntry | None) -> tuple:
-    """A file validated in this process: ``("record", record)`` (kept in the cache when it has
-    an entry; in hand, its per-query scores need not be read again), else its one problem
-    line, else that it is no results file."""
-    record = _read_checked(path, report_of := [], [])
-    if record is None:
+    """A file validated in this process: ``("record", (record, the sha256 of its per-query
+    scores or None))`` (kept in the cache when it has an entry, which names its per-query
+    scores; in hand, they need not be read again), else its one problem line, else that it is
+    no results file."""
+    checked = _read_checked(path, report_of := [], [])
+    if checked is None:
         return ("report", report_of[0]) if report_of else ("not results", None)
-    if entry is not None:
-        entry.put(record)
-    return "record", record
+    record, columns = checked
+    kept = entry.put(record, columns) if entry is not None else None
+    return "record", (record, None if kept is None else kept[1])
 
 
 def _placed(path: Path, kind: str, value, entry: RecordEntry | None, records: RecordCache | None,
@@ -319,13 +326,24 @@ def _placed(path: Path, kind: str, value, entry: RecordEntry | None, records: Re
             heads.learn(entry, head)
         yield path, (head, entry), run, entry.name
         return
-    run = None
+    run = queries_sha256 = None
     if kind == "worker record":  # a worker record was not kept: no head either
         value, run = value
-    elif heads is not None:
-        heads.learn(entry, row_head(value))
+    else:
+        if kind == "record":  # validated here: the sha256 its entry gave its per-query scores
+            value, queries_sha256 = value
+        if heads is not None:
+            heads.learn(entry, row_head(value, queries_sha256=queries_sha256))
     kept = entry is not None and kind != "worker record"
-    yield path, value, run, entry.name if kept else None
+    yield path, (value if queries_sha256 is None else _Named(value, queries_sha256)), run, entry.name if kept else None
+
+
+class _Named(NamedTuple):
+    """A record validated in this process and the sha256 the record cache gave its per-query
+    scores (its row's :attr:`~.rows.Row.queries_sha256`, not taken again)."""
+
+    record: Results
+    queries_sha256: str
 
 
 def collect(root: Path, verify: Verifier | None = None, records: RecordCache | None = None) -> Collected:
@@ -378,6 +396,10 @@ def collect(root: Path, verify: Verifier | None = None, records: RecordCache | N
 def _row_of(path: Path, record, entry_name: str | None) -> Row:
     """A results file's row: from its record, or from its head (``(head, entry)``: the record
     is loaded when used)."""
+    if isinstance(record, _Named):
+        row = _row_of(path, record.record, entry_name)
+        row._queries_sha256 = record.queries_sha256  # what Row.queries_sha256 would take again
+        return row
     if isinstance(record, tuple):
         head, entry = record
         ident = identity(head)
