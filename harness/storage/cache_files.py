@@ -60,8 +60,11 @@ def write_bytes(file: Path, data: bytes) -> bool:
     file = Path(file)
     tmp = None
     try:
-        file.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=".", suffix=".tmp")
+        try:  # the folder is made only when it is missing (a cold build writes ~20,000 files)
+            fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=".", suffix=".tmp")
+        except FileNotFoundError:
+            file.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=".", suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.replace(tmp, file)
