@@ -25,48 +25,13 @@ _PLAIN = (dict, list, str, int, float, bool, type(None))
 
 def schema_verdict(schema: dict, instance) -> bool | None:
     """Whether ``instance`` is valid against ``schema`` (True/False, as jsonschema decides),
-    or ``None`` when the schema or the value holds something this check does not know."""
-    try:
-        return _Check(schema).valid(schema, instance)
-    except _Unknown:
-        return None
+    or ``None`` when the schema or the value holds something this check does not know. To
+    check many instances against one schema, :func:`compiled_verdict` once."""
+    return compiled_verdict(schema)(instance)
 
 
 class _Unknown(Exception):
     """The schema or value holds what this check does not know: jsonschema decides."""
-
-
-class _Check:
-    def __init__(self, root: dict):
-        self.root = root
-
-    def valid(self, schema, instance) -> bool:
-        if schema is True:
-            return True
-        if schema is False:
-            return False
-        if not isinstance(schema, dict):
-            raise _Unknown
-        if not isinstance(instance, _PLAIN):
-            raise _Unknown
-        ok = True
-        for keyword, value in schema.items():
-            if keyword in ANNOTATIONS or keyword == "$defs":
-                continue
-            check = _KEYWORDS.get(keyword)
-            if check is None:
-                raise _Unknown
-            # every keyword is evaluated (no early exit): an unknown one later on must still say so
-            ok = check(self, value, instance, schema) and ok
-        return ok
-
-    def ref(self, target: str):
-        if not isinstance(target, str) or not target.startswith("#/$defs/"):
-            raise _Unknown
-        try:
-            return self.root["$defs"][target[len("#/$defs/"):]]
-        except (KeyError, TypeError):
-            raise _Unknown from None
 
 
 def _is_type(name: str, instance) -> bool:
@@ -89,68 +54,6 @@ def _is_type(name: str, instance) -> bool:
     raise _Unknown
 
 
-def _type(check: _Check, value, instance, schema) -> bool:
-    names = value if isinstance(value, list) else [value]
-    if not names or not all(isinstance(n, str) for n in names):
-        raise _Unknown
-    return any([_is_type(name, instance) for name in names])
-
-
-def _properties(check: _Check, value, instance, schema) -> bool:
-    if not isinstance(value, dict):
-        raise _Unknown
-    if not isinstance(instance, dict):
-        return True
-    results = [check.valid(sub, instance[name]) for name, sub in value.items() if name in instance]
-    return all(results)
-
-
-def _required(check: _Check, value, instance, schema) -> bool:
-    if not isinstance(value, list):
-        raise _Unknown
-    return not isinstance(instance, dict) or all(name in instance for name in value)
-
-
-def _additional(check: _Check, value, instance, schema) -> bool:
-    if "patternProperties" in schema:
-        raise _Unknown
-    if not isinstance(instance, dict):
-        return True
-    known = schema.get("properties", {})
-    extras = [name for name in instance if name not in known]
-    if value is False:
-        return not extras
-    results = [check.valid(value, instance[name]) for name in extras]
-    return all(results)
-
-
-def _items(check: _Check, value, instance, schema) -> bool:
-    if "prefixItems" in schema:
-        raise _Unknown
-    if not isinstance(instance, list):
-        return True
-    results = [check.valid(value, item) for item in instance]
-    return all(results)
-
-
-def _min_items(check: _Check, value, instance, schema) -> bool:
-    if type(value) is not int:
-        raise _Unknown
-    return not isinstance(instance, list) or len(instance) >= value
-
-
-def _minimum(check: _Check, value, instance, schema) -> bool:
-    if type(value) not in (int, float):
-        raise _Unknown
-    return not _is_type("number", instance) or not instance < value  # NaN passes, as in jsonschema
-
-
-def _pattern(check: _Check, value, instance, schema) -> bool:
-    if not isinstance(value, str):
-        raise _Unknown
-    return not isinstance(instance, str) or _compiled(value).search(instance) is not None
-
-
 @lru_cache(maxsize=64)
 def _compiled(pattern: str):
     return re.compile(pattern)
@@ -171,52 +74,15 @@ def _scalar_equal(one, two) -> bool:
     return one == two
 
 
-def _const(check: _Check, value, instance, schema) -> bool:
-    return _scalar_equal(value, instance)
-
-
-def _enum(check: _Check, value, instance, schema) -> bool:
-    if not isinstance(value, list):
-        raise _Unknown
-    return any([_scalar_equal(item, instance) for item in value])
-
-
-def _one_of(check: _Check, value, instance, schema) -> bool:
-    if not isinstance(value, list) or not value:
-        raise _Unknown
-    return sum(check.valid(sub, instance) for sub in value) == 1
-
-
-def _ref(check: _Check, value, instance, schema) -> bool:
-    return check.valid(check.ref(value), instance)
-
-
-_KEYWORDS = {
-    "type": _type,
-    "properties": _properties,
-    "required": _required,
-    "additionalProperties": _additional,
-    "items": _items,
-    "minItems": _min_items,
-    "minimum": _minimum,
-    "pattern": _pattern,
-    "const": _const,
-    "enum": _enum,
-    "oneOf": _one_of,
-    "$ref": _ref,
-}
-
-
-# --- the same check, the schema's walk worked out once ---------------------------------------------
+# --- the check: the schema's walk worked out once, then run on each instance ---------------------
 
 
 def compiled_verdict(schema: dict):
-    """A function ``instance -> schema_verdict(schema, instance)`` (True/False/None, the same
-    verdict on every instance) with the schema turned into nested checks once: each node's
-    keywords looked up, its sub-schemas and patterns resolved, instead of at every value of
-    every record (a cold leaderboard build checks 10,000). Like :func:`schema_verdict`, every
-    keyword of every node reached is evaluated (no early exit), so what it does not know is
-    said (None) wherever it is. ``schema`` must not change afterwards."""
+    """A function ``instance -> True/False/None`` (:func:`schema_verdict`'s verdict) with the
+    schema turned into nested checks once: each node's keywords looked up, its sub-schemas and
+    patterns resolved, instead of at every value of every record (a cold leaderboard build
+    checks 10,000). Every keyword of every node reached is evaluated (no early exit), so what
+    it does not know is said (None) wherever it is. ``schema`` must not change afterwards."""
     node = _Compiler(schema).node(schema)
 
     def verdict(instance) -> bool | None:
@@ -246,7 +112,8 @@ class _Compiler:
         self.refs: dict[str, object] = {}
 
     def node(self, schema):
-        """The check of one (sub-)schema: what :meth:`_Check.valid` does with it."""
+        """The check of one (sub-)schema: true/false for an instance, ``_Unknown`` raised where
+        a keyword, or a value of one, is not known here (when that node is reached)."""
         if schema is True:
             return _yes
         if schema is False:
@@ -266,7 +133,7 @@ class _Compiler:
         def valid(instance) -> bool:
             if not isinstance(instance, _PLAIN):
                 raise _Unknown
-            return all([check(instance) for check in checks])  # each evaluated, as _Check.valid does
+            return all([check(instance) for check in checks])  # each evaluated: an unknown one later on still says so
 
         return valid
 

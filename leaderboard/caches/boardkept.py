@@ -1,8 +1,8 @@
-"""What one board's build keeps for the next (:mod:`.rowviews`, :mod:`.fragments`): one file
-per board (named by the board's slug and results folder) under ``$STATBENCH_CACHE``, framed
-with the sha256 of its payload and verified on read (a damaged or edited file is not used);
-entries keyed by the sha256 of all they are made of and the site's code digest; a build
-keeps only the entries it used."""
+"""What one board's build keeps for the next (:mod:`.rowviews`, :mod:`.fragments`, the
+overview's cells): one file per board (named by the board's slug and results folder) under
+``$STATBENCH_CACHE``, framed with the sha256 of its payload and verified on read (a damaged or
+edited file is not used); entries keyed by the sha256 of all they are made of and the site's
+code digest; a build keeps only the entries it used."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ import io
 import pickle
 from pathlib import Path
 
-from statbench.storage.cache_files import write_framed
+import orjson
+
+from statbench.storage.cache_files import read_framed, write_framed
 from statbench.storage.paths import cache_root
 
 
@@ -59,3 +61,18 @@ class KeptPerBoard:
         """Keep the entries this build used (only if they are not what is kept already)."""
         if self.used != self.known:
             write_framed(self.file, self.magic, self.payload())
+
+
+class KeptMarkup(KeptPerBoard):
+    """Kept markup (key -> HTML), as JSON: reading a cache file runs no code."""
+
+    def read(self) -> dict:
+        found = read_framed(self.magic, self.file)
+        try:
+            known = orjson.loads(found[1]) if found is not None else {}
+        except orjson.JSONDecodeError:
+            known = {}
+        return known if isinstance(known, dict) else {}
+
+    def payload(self) -> bytes:
+        return orjson.dumps(self.used, option=orjson.OPT_SORT_KEYS)

@@ -14,12 +14,10 @@ JSON, never pickle: reading a cache file runs no code. A build keeps only the fr
 from __future__ import annotations
 
 import markupsafe
-import orjson
 
 from statbench.errors import StatbenchError
-from statbench.leaderboard.caches.boardkept import KeptPerBoard
+from statbench.leaderboard.caches.boardkept import KeptMarkup
 from statbench.scoring.significance import format_p
-from statbench.storage.cache_files import read_framed
 
 #: where a row's kept markup takes its rank cell's content (``templates/row.html``)
 RANK_SLOT = '<td class="rank"><!--rank--></td>'
@@ -76,22 +74,12 @@ def signed(value) -> str:
     """A difference with its sign, as the board prints it."""
     return "—" if value is None else f"{value:+.4f}"
 
-class Fragments(KeptPerBoard):
+class Fragments(KeptMarkup):
     """The kept markup of one board's rows (key -> HTML), as JSON: reading a cache file runs
     no code."""
 
     folder, suffix, magic = "leaderboard-fragments", ".json", b"statbench-row-fragments 1\n"
 
-    def read(self) -> dict:
-        found = read_framed(self.magic, self.file)
-        try:
-            known = orjson.loads(found[1]) if found is not None else {}
-        except orjson.JSONDecodeError:
-            known = {}
-        return known if isinstance(known, dict) else {}
-
-    def payload(self) -> bytes:
-        return orjson.dumps(self.used, option=orjson.OPT_SORT_KEYS)
 
     def key(self, view: dict, part: dict) -> str:
         return self.digest(view, part)

@@ -2,34 +2,21 @@
 (``templates/overview_cells.html``), by the sha256 of what they show (its label, family,
 training and cells) and the site's code. Its rank cells and filter attributes are rendered at
 each build: one more row on a board moves every configuration's Borda points and ranks, not
-its figures. One file per benchmark (:class:`~statbench.leaderboard.caches.boardkept.KeptPerBoard`:
+its figures. One file per benchmark (:class:`~statbench.leaderboard.caches.boardkept.KeptMarkup`:
 framed, verified on read, JSON: reading it runs no code); a build keeps only what it used."""
 
 from __future__ import annotations
 
-import orjson
 from markupsafe import Markup
 
-from statbench.leaderboard.caches.boardkept import KeptPerBoard
+from statbench.leaderboard.caches.boardkept import KeptMarkup
 from statbench.leaderboard.caches.incremental import code_digest
-from statbench.storage.cache_files import read_framed
 
 
-class OverviewCells(KeptPerBoard):
+class OverviewCells(KeptMarkup):
     """One benchmark's rows' cells markup (key -> HTML)."""
 
     folder, suffix, magic = "leaderboard-overview-rows", ".json", b"statbench-overview-cells 1\n"
-
-    def read(self) -> dict:
-        found = read_framed(self.magic, self.file)
-        try:
-            known = orjson.loads(found[1]) if found is not None else {}
-        except orjson.JSONDecodeError:
-            known = {}
-        return known if isinstance(known, dict) else {}
-
-    def payload(self) -> bytes:
-        return orjson.dumps(self.used, option=orjson.OPT_SORT_KEYS)
 
 
 def with_cells(env, benchmarks: list[dict]) -> None:
