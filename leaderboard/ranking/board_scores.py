@@ -60,6 +60,13 @@ def _qids_tuple(table) -> tuple[str, ...]:
     return ids
 
 
+def sorted_order(qids: tuple[str, ...]) -> tuple[tuple[str, ...], np.ndarray]:
+    """A row's query ids sorted, and where each of them is in ``qids`` (its scores in sorted
+    query-id order: ``values[where]``)."""
+    where = np.argsort(np.array(qids, dtype=object), kind="stable")
+    return tuple(qids[i] for i in where), where
+
+
 def columns_by_query_set(rows, measure: str, tables: dict | None = None, scored=None, placed: dict | None = None
                          ) -> tuple[dict[tuple[str, ...], QuerySetColumns], list[str]]:
     """(sorted query ids -> the rows scored on exactly those queries, keys of the rows with no
@@ -77,8 +84,7 @@ def columns_by_query_set(rows, measure: str, tables: dict | None = None, scored=
             continue
         qids, values = found
         if qids not in placed:
-            order = np.argsort(np.array(qids, dtype=object), kind="stable")
-            placed[qids] = (tuple(qids[i] for i in order), order)
+            placed[qids] = sorted_order(qids)
         ordered, where = placed[qids]
         group = groups.setdefault(ordered, QuerySetColumns(ordered))
         group.keys.append(row.key)

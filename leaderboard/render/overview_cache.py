@@ -22,6 +22,7 @@ import pickle
 import numpy as np
 
 from statbench.leaderboard.caches.incremental import code_digest, task_declaration
+from statbench.leaderboard.ranking.board_scores import scored_queries, sorted_order
 from statbench.registry.plugins import get_registry
 from statbench.storage.cache_files import keyed_cache_file, read_framed, read_pickled_dict, write_framed
 
@@ -56,25 +57,18 @@ class ColumnCache:
         return found
 
     def _scores(self, row) -> tuple[tuple[str, ...], np.ndarray]:
-        """The row's query ids with a score on the measure, sorted, and its scores in that order:
-        from its table's column when it has one (no dict of 1,543 queries built per row), else
-        from its per-query scores."""
-        table = row.query_table()
-        if table is None:
-            scores = row.query_scores(self.measure)
-            qids = tuple(sorted(scores))
-            return self._qids.setdefault(qids, qids), np.array([scores[q] for q in qids], dtype=float)
-        if self.measure not in table.labels:
+        """The row's query ids with a score on the measure, sorted, and its scores in that order
+        (:func:`~statbench.leaderboard.ranking.board_scores.scored_queries`: from its table's
+        column when it has one, no dict of 1,543 queries built per row)."""
+        found = scored_queries(row, self.measure)
+        if found is None:
             return (), np.array([], dtype=float)
-        column = table.values[:, table.labels.index(self.measure)]
-        kept = ~np.isnan(column)
-        ids = tuple(table.qids) if kept.all() else tuple(q for q, k in zip(table.qids, kept) if k)
+        ids, values = found
         if ids not in self._orders:  # one sort per query order, however many rows share it
-            order = sorted(range(len(ids)), key=ids.__getitem__)
-            qids = tuple(ids[i] for i in order)
-            self._orders[ids] = (self._qids.setdefault(qids, qids), np.array(order, dtype=np.intp))
-        qids, order = self._orders[ids]
-        return qids, column[kept][order]
+            qids, where = sorted_order(ids)
+            self._orders[ids] = (self._qids.setdefault(qids, qids), where)
+        qids, where = self._orders[ids]
+        return qids, values[where]
 
     def save(self) -> None:
         """Keep this build's rows (a write that fails costs the next build the loading)."""
