@@ -13,10 +13,10 @@ the configuration it was built from, and the size and sha256 of every file in it
 - **Write**: :meth:`CacheEntry.build` holds a cross-process lock (``filelock``) per entry,
   so two identical runs started together build it once: the second waits, then reuses it.
   Staging folders left by a killed process are removed under that lock. Nothing is synced
-  to disk (``fsync``; a cold STARD run wrote ~50 of them, ~0.3 s of waiting): every read
-  hashes every file against the manifest, so an entry a crash left short, empty or without
-  its manifest is found invalid and rebuilt, never used (the run's published outputs,
-  :mod:`statbench.data.atomic`, are synced).
+  to disk (a cold STARD run made ~50 ``fsync`` calls for its entries, ~0.3 s of waiting):
+  every read hashes every file against the manifest, so an entry a crash left short, empty
+  or without its manifest is found invalid and rebuilt, never used (the run's published
+  outputs, :mod:`statbench.data.atomic`, are synced).
 
 Use :func:`cached` for the common "load it, or build it under the lock" pattern.
 """

@@ -1,9 +1,9 @@
 """The version of ir-measures, the engine behind every figure, as cache keys and results
-record it, without importing it: a run whose scores are all cached never loads ir-measures
-(~20 ms at every start). Read from its installed metadata; :func:`check_imported` stops a
-run that scores with a module of another version than the metadata says (a copy on
-``PYTHONPATH`` over the installed one), so scores are never cached under a version that did
-not compute them."""
+record it: read from its installed metadata, so that naming it imports nothing (the storage
+layer, below scoring, never imports the engine). :func:`check_imported` stops a run that
+scores with a module of another version than the metadata says (a copy on ``PYTHONPATH``
+over the installed one), so scores are never cached under a version that did not compute
+them."""
 
 from __future__ import annotations
 
